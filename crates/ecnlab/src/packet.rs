@@ -1,0 +1,161 @@
+//! The packet: what a link carries and a queue discipline inspects.
+//!
+//! Packets live in a slab ([`PacketPool`]) and are referred to by index, so moving one through
+//! queues, links and delay lines never allocates. Only what the models need is kept: TCP
+//! sequence numbers count bytes, flags are bits, and the IP ECN field is a two-bit codepoint.
+
+use crate::engine::SimTime;
+
+/// Index of a packet in the [`PacketPool`].
+pub type PacketId = u32;
+
+/// The IP ECN field (RFC 3168 section 5).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub enum Ecn {
+    NotEct = 0b00,
+    Ect1 = 0b01,
+    Ect0 = 0b10,
+    Ce = 0b11,
+}
+
+impl Ecn {
+    pub fn is_ect_or_ce(self) -> bool {
+        self != Ecn::NotEct
+    }
+}
+
+/// TCP header flags used by the model.
+pub mod flags {
+    pub const SYN: u8 = 1 << 0;
+    pub const ACK: u8 = 1 << 1;
+    pub const FIN: u8 = 1 << 2;
+    pub const ECE: u8 = 1 << 3;
+    pub const CWR: u8 = 1 << 4;
+}
+
+/// What a packet is, for the per-kind statistics every queue keeps (DESIGN, modelling rules).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[repr(u8)]
+pub enum PacketKind {
+    Syn = 0,
+    SynAck = 1,
+    /// A segment without payload, SYN or FIN.
+    Ack = 2,
+    /// New data.
+    Data = 3,
+    /// Data sent again (after a loss or a timeout).
+    Retx = 4,
+    Fin = 5,
+    /// Not TCP (unresponsive packet sources).
+    Other = 6,
+}
+
+impl PacketKind {
+    pub const COUNT: usize = 7;
+    pub const ALL: [PacketKind; 7] = [
+        PacketKind::Syn,
+        PacketKind::SynAck,
+        PacketKind::Ack,
+        PacketKind::Data,
+        PacketKind::Retx,
+        PacketKind::Fin,
+        PacketKind::Other,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            PacketKind::Syn => "syn",
+            PacketKind::SynAck => "synack",
+            PacketKind::Ack => "ack",
+            PacketKind::Data => "data",
+            PacketKind::Retx => "retx",
+            PacketKind::Fin => "fin",
+            PacketKind::Other => "other",
+        }
+    }
+}
+
+/// Which way a packet crosses the dumbbell.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub enum Direction {
+    /// Client to server (through the bottleneck's up link).
+    Up = 0,
+    /// Server to client.
+    Down = 1,
+}
+
+#[derive(Clone, Copy, Debug)]
+pub struct Packet {
+    /// Flow (connection) id, or the source id for [`PacketKind::Other`].
+    pub flow: u32,
+    /// Generation of the flow slot, so a late packet of a closed connection is recognised.
+    pub flow_gen: u32,
+    /// First sequence number carried (bytes; SYN and FIN occupy one).
+    pub seq: u64,
+    /// Cumulative acknowledgment (next byte expected), valid when `ACK` is set.
+    pub ack: u64,
+    /// Payload bytes.
+    pub payload: u32,
+    /// Bytes on the wire (payload plus headers).
+    pub size: u32,
+    /// Advertised receiver window (bytes).
+    pub wnd: u32,
+    pub flags: u8,
+    pub ecn: Ecn,
+    pub kind: PacketKind,
+    pub dir: Direction,
+    /// Position along the path (see `net::dumbbell`).
+    pub hop: u8,
+    /// When it entered the queue it is in (for sojourn times).
+    pub enqueued_at: SimTime,
+}
+
+impl Packet {
+    pub fn has(&self, flag: u8) -> bool {
+        self.flags & flag != 0
+    }
+}
+
+/// A slab of packets with a free list: allocation and release are O(1) and reuse memory.
+#[derive(Default)]
+pub struct PacketPool {
+    slots: Vec<Packet>,
+    free: Vec<PacketId>,
+}
+
+impl PacketPool {
+    pub fn new() -> Self {
+        PacketPool { slots: Vec::with_capacity(4096), free: Vec::with_capacity(4096) }
+    }
+
+    pub fn alloc(&mut self, p: Packet) -> PacketId {
+        if let Some(id) = self.free.pop() {
+            self.slots[id as usize] = p;
+            id
+        } else {
+            self.slots.push(p);
+            (self.slots.len() - 1) as PacketId
+        }
+    }
+
+    pub fn free(&mut self, id: PacketId) {
+        self.free.push(id);
+    }
+
+    #[inline]
+    pub fn get(&self, id: PacketId) -> &Packet {
+        &self.slots[id as usize]
+    }
+
+    #[inline]
+    pub fn get_mut(&mut self, id: PacketId) -> &mut Packet {
+        &mut self.slots[id as usize]
+    }
+
+    /// Packets currently allocated (in queues, on links, in delay lines).
+    pub fn live(&self) -> usize {
+        self.slots.len() - self.free.len()
+    }
+}

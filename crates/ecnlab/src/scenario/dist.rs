@@ -1,0 +1,175 @@
+//! Random distributions used by workloads (spec workloads.md section 3).
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::{check, ConfigError};
+use crate::engine::Rng;
+
+/// A distribution of a real value, drawn by inversion from one uniform number so each draw
+/// uses exactly one value of its stream.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(tag = "dist", rename_all = "snake_case", deny_unknown_fields)]
+pub enum Dist {
+    /// Always `value`.
+    Constant { value: f64 },
+    /// Exponential with mean `mean`.
+    Exponential { mean: f64 },
+    /// Uniform on [`low`, `high`).
+    Uniform { low: f64, high: f64 },
+    /// Truncated Lomax TL(scale, shape, max) on [0, max] (workloads spec 3.1).
+    Lomax { scale: f64, shape: f64, max: f64 },
+    /// `values[i]` with probability `weights[i] / sum(weights)`.
+    Discrete { values: Vec<f64>, weights: Vec<f64> },
+}
+
+impl Dist {
+    pub fn constant(value: f64) -> Dist {
+        Dist::Constant { value }
+    }
+
+    pub fn validate(&self, path: &str) -> Result<(), ConfigError> {
+        let fin = |name: &str, v: f64| check(v.is_finite(), &format!("{path}.{name}"), v, "must be a finite number");
+        match self {
+            Dist::Constant { value } => fin("value", *value),
+            Dist::Exponential { mean } => check(*mean > 0.0 && mean.is_finite(), &format!("{path}.mean"), mean, "must be positive"),
+            Dist::Uniform { low, high } => {
+                fin("low", *low)?;
+                fin("high", *high)?;
+                check(low <= high, &format!("{path}.low"), low, &format!("must not exceed high ({high})"))
+            }
+            Dist::Lomax { scale, shape, max } => {
+                check(*scale > 0.0 && scale.is_finite(), &format!("{path}.scale"), scale, "must be positive")?;
+                check(*shape > 0.0 && shape.is_finite(), &format!("{path}.shape"), shape, "must be positive")?;
+                check(*max > 0.0 && max.is_finite(), &format!("{path}.max"), max, "must be positive")
+            }
+            Dist::Discrete { values, weights } => {
+                check(!values.is_empty(), &format!("{path}.values"), "[]", "must not be empty")?;
+                check(
+                    values.len() == weights.len(),
+                    &format!("{path}.weights"),
+                    weights.len(),
+                    &format!("must have one weight per value ({} values)", values.len()),
+                )?;
+                for (i, v) in values.iter().enumerate() {
+                    fin(&format!("values[{i}]"), *v)?;
+                }
+                for (i, w) in weights.iter().enumerate() {
+                    check(*w >= 0.0 && w.is_finite(), &format!("{path}.weights[{i}]"), w, "must be non-negative")?;
+                }
+                let total: f64 = weights.iter().sum();
+                check(total > 0.0, &format!("{path}.weights"), total, "must have a positive sum")
+            }
+        }
+    }
+
+    /// The smallest value the distribution can produce.
+    pub fn min_value(&self) -> f64 {
+        match self {
+            Dist::Constant { value } => *value,
+            Dist::Exponential { .. } => 0.0,
+            Dist::Uniform { low, .. } => *low,
+            Dist::Lomax { .. } => 1.0,
+            Dist::Discrete { values, weights } => values
+                .iter()
+                .zip(weights)
+                .filter(|(_, w)| **w > 0.0)
+                .map(|(v, _)| *v)
+                .fold(f64::INFINITY, f64::min),
+        }
+    }
+
+    /// The mean (for load calibration and documentation).
+    pub fn mean(&self) -> f64 {
+        match self {
+            Dist::Constant { value } => *value,
+            Dist::Exponential { mean } => *mean,
+            Dist::Uniform { low, high } => (low + high) / 2.0,
+            Dist::Lomax { scale, shape, max } => {
+                // X + s is bounded Pareto on [s, H + s] with index a.
+                let (s, a, h) = (*scale, *shape, *max + *scale);
+                let c = 1.0 - (s / h).powf(a);
+                let m = if (a - 1.0).abs() < 1e-12 {
+                    s * (h / s).ln() / c
+                } else {
+                    a * s.powf(a) * (s.powf(1.0 - a) - h.powf(1.0 - a)) / ((a - 1.0) * c)
+                };
+                m - s
+            }
+            Dist::Discrete { values, weights } => {
+                let total: f64 = weights.iter().sum();
+                values.iter().zip(weights).map(|(v, w)| v * w).sum::<f64>() / total
+            }
+        }
+    }
+
+    /// One draw.
+    pub fn sample(&self, rng: &mut Rng) -> f64 {
+        match self {
+            Dist::Constant { value } => *value,
+            Dist::Exponential { mean } => rng.exponential(*mean),
+            Dist::Uniform { low, high } => low + (high - low) * rng.uniform(),
+            Dist::Lomax { scale, shape, max } => {
+                // X = s [(1 - U c)^(-1/a) - 1], c = 1 - (1 + H/s)^(-a); at least 1 (spec 3.1).
+                let c = 1.0 - (1.0 + max / scale).powf(-shape);
+                let x = scale * ((1.0 - rng.uniform() * c).powf(-1.0 / shape) - 1.0);
+                x.max(1.0)
+            }
+            Dist::Discrete { values, weights } => {
+                let total: f64 = weights.iter().sum();
+                let mut u = rng.uniform() * total;
+                for (v, w) in values.iter().zip(weights) {
+                    if u < *w {
+                        return *v;
+                    }
+                    u -= w;
+                }
+                *values.last().expect("validated non-empty")
+            }
+        }
+    }
+
+    /// One draw of a size in whole bytes (rounded up).
+    pub fn sample_bytes(&self, rng: &mut Rng) -> u64 {
+        self.sample(rng).max(0.0).ceil() as u64
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn web_lomax_matches_spec_moments() {
+        // workloads spec 3.1: TL(1720, 1.2, 37.2 MB) has mean 7198 B and P(X <= 10 kB) = 0.900.
+        let d = Dist::Lomax { scale: 1720.0, shape: 1.2, max: 37.2e6 };
+        assert!((d.mean() - 7198.0).abs() < 5.0, "{}", d.mean());
+        let mut r = Rng::from_seed(11);
+        let n = 400_000;
+        let xs: Vec<u64> = (0..n).map(|_| d.sample_bytes(&mut r)).collect();
+        let below = xs.iter().filter(|&&x| x <= 10_000).count() as f64 / n as f64;
+        assert!((below - 0.900).abs() < 0.003, "{below}");
+        let mut sorted = xs.clone();
+        sorted.sort_unstable();
+        let median = sorted[n / 2];
+        assert!((1330..=1360).contains(&median), "{median}");
+    }
+
+    #[test]
+    fn discrete_follows_weights() {
+        let d = Dist::Discrete { values: vec![8192.0, 16384.0, 65536.0], weights: vec![0.2, 0.35, 0.45] };
+        let mut r = Rng::from_seed(5);
+        let n = 100_000;
+        let small = (0..n).filter(|_| d.sample(&mut r) == 8192.0).count() as f64 / n as f64;
+        assert!((small - 0.2).abs() < 0.006, "{small}");
+        assert_eq!(d.min_value(), 8192.0);
+    }
+
+    #[test]
+    fn invalid_distributions_are_named() {
+        let e = Dist::Uniform { low: 5.0, high: 1.0 }.validate("w.rtt_ms").unwrap_err();
+        assert_eq!(e.to_string(), "w.rtt_ms.low (5) must not exceed high (1)");
+        let e = Dist::Discrete { values: vec![1.0], weights: vec![] }.validate("x").unwrap_err();
+        assert!(e.to_string().starts_with("x.weights (0) must have one weight per value"));
+    }
+}

@@ -1,0 +1,732 @@
+//! Scenario configuration: serde types (the one schema, DESIGN decision 3), defaults and
+//! validation. Every invalid input becomes a [`ConfigError`] naming the field, the value and
+//! the rule. The reference for users is docs/scenario.md; `ecnlab schema` prints the JSON
+//! Schema generated from these types.
+
+pub mod dist;
+
+use std::fmt;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::engine::time::{from_millis, from_secs, NS_PER_MS};
+use crate::tcp::params::{rfc3390_iw_segments, CcKind, TcpParams};
+pub use dist::Dist;
+
+/// A configuration error: `path (value) rule`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ConfigError {
+    pub path: String,
+    pub value: String,
+    pub rule: String,
+}
+
+impl fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.value.is_empty() {
+            write!(f, "{}: {}", self.path, self.rule)
+        } else {
+            write!(f, "{} ({}) {}", self.path, self.value, self.rule)
+        }
+    }
+}
+
+impl std::error::Error for ConfigError {}
+
+/// Returns an error for `path` unless `ok`.
+pub(crate) fn check(ok: bool, path: &str, value: impl fmt::Display, rule: &str) -> Result<(), ConfigError> {
+    if ok {
+        Ok(())
+    } else {
+        Err(ConfigError { path: path.to_string(), value: value.to_string(), rule: rule.to_string() })
+    }
+}
+
+fn positive(v: f64, path: &str) -> Result<(), ConfigError> {
+    check(v > 0.0 && v.is_finite(), path, v, "must be positive")
+}
+
+fn non_negative(v: f64, path: &str) -> Result<(), ConfigError> {
+    check(v >= 0.0 && v.is_finite(), path, v, "must be zero or positive")
+}
+
+// ---------------------------------------------------------------------------------------------
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Scenario {
+    /// Free text copied to the results.
+    #[serde(default = "default_name")]
+    pub name: String,
+    /// Simulated time (s).
+    #[serde(default = "default_duration")]
+    pub duration_s: f64,
+    /// Start-up transient excluded from every measurement (s).
+    #[serde(default)]
+    pub warmup_s: f64,
+    pub topology: Topology,
+    #[serde(default)]
+    pub tcp: TcpConfig,
+    pub workloads: Vec<Workload>,
+    #[serde(default)]
+    pub metrics: MetricsConfig,
+}
+
+fn default_name() -> String {
+    "scenario".into()
+}
+fn default_duration() -> f64 {
+    60.0
+}
+
+/// The dumbbell: client hosts - R1 - bottleneck - R2 - server hosts.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Topology {
+    /// Client hosts behind R1.
+    #[serde(default = "one")]
+    pub clients: u32,
+    /// Server hosts behind R2.
+    #[serde(default = "one")]
+    pub servers: u32,
+    /// Rate of every access link (bit/s).
+    #[serde(default = "default_access_rate")]
+    pub access_rate_bps: f64,
+    /// One-way propagation delay of every access link (ms).
+    #[serde(default)]
+    pub access_delay_ms: f64,
+    /// Queue of every access link.
+    #[serde(default = "default_access_queue")]
+    pub access_queue: QueueConfig,
+    /// Per-flow extra delays are rounded to this grid (us); one delay line per distinct value.
+    #[serde(default = "default_resolution")]
+    pub delay_resolution_us: f64,
+    pub bottleneck: Bottleneck,
+}
+
+fn one() -> u32 {
+    1
+}
+fn default_access_rate() -> f64 {
+    1e9
+}
+fn default_access_queue() -> QueueConfig {
+    QueueConfig { limit_pkts: Some(1000), limit_bytes: None, aqm: AqmConfig::Droptail {} }
+}
+fn default_resolution() -> f64 {
+    100.0
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Bottleneck {
+    /// Bottleneck rate in each direction (bit/s).
+    pub rate_bps: f64,
+    /// One-way propagation delay (ms).
+    #[serde(default = "default_bottleneck_delay")]
+    pub delay_ms: f64,
+    /// Probability that a packet entering the bottleneck is lost (either direction).
+    #[serde(default)]
+    pub random_loss: f64,
+    /// Queue on both directions.
+    #[serde(default)]
+    pub queue: QueueConfig,
+    /// Overrides `queue` on the up direction (clients to servers).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub up_queue: Option<QueueConfig>,
+}
+
+fn default_bottleneck_delay() -> f64 {
+    1.0
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct QueueConfig {
+    /// Hard limit in packets (100 when neither limit is given).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limit_pkts: Option<u32>,
+    /// Hard limit in bytes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limit_bytes: Option<u64>,
+    /// The AQM algorithm.
+    #[serde(default)]
+    pub aqm: AqmConfig,
+}
+
+impl Default for QueueConfig {
+    fn default() -> Self {
+        QueueConfig { limit_pkts: Some(100), limit_bytes: None, aqm: AqmConfig::Droptail {} }
+    }
+}
+
+impl QueueConfig {
+    /// The packet limit in force (100 if no limit at all was given).
+    pub fn effective_limits(&self) -> (Option<u32>, Option<u64>) {
+        match (self.limit_pkts, self.limit_bytes) {
+            (None, None) => (Some(100), None),
+            l => l,
+        }
+    }
+
+    fn validate(&self, path: &str) -> Result<(), ConfigError> {
+        if let Some(l) = self.limit_pkts {
+            check(l >= 1, &format!("{path}.limit_pkts"), l, "must be at least 1")?;
+        }
+        if let Some(l) = self.limit_bytes {
+            check(l >= 1, &format!("{path}.limit_bytes"), l, "must be at least 1")?;
+        }
+        self.aqm.validate(&format!("{path}.aqm"))
+    }
+}
+
+/// Active queue management algorithms (docs/models/).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum AqmConfig {
+    /// No AQM: the queue only enforces its hard limits.
+    Droptail {},
+}
+
+impl Default for AqmConfig {
+    fn default() -> Self {
+        AqmConfig::Droptail {}
+    }
+}
+
+impl AqmConfig {
+    fn validate(&self, _path: &str) -> Result<(), ConfigError> {
+        match self {
+            AqmConfig::Droptail {} => Ok(()),
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+
+/// Endpoint profiles (spec sections 20.3, 21, 22).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub enum Profile {
+    /// The 2005 studies: initial RTO 3 s, min RTO 1 s, IW 2, delayed ACK 200 ms.
+    #[serde(rename = "seed-2005")]
+    Seed2005,
+    /// RFC 6298: initial RTO 1 s, min RTO 1 s, IW per RFC 3390, delayed ACK 200 ms.
+    #[default]
+    #[serde(rename = "rfc6298")]
+    Rfc6298,
+    /// Linux: initial RTO 1 s, min RTO 200 ms, max RTO 120 s, IW 10, delayed ACK 40 ms.
+    #[serde(rename = "linux")]
+    Linux,
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum CongestionControlName {
+    #[default]
+    Newreno,
+}
+
+/// TCP settings of every endpoint: a profile, and overrides of its values.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TcpConfig {
+    #[serde(default)]
+    pub profile: Profile,
+    /// Maximum segment size: payload bytes per segment.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mss_bytes: Option<u32>,
+    /// IP and TCP header bytes added to every segment.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub header_bytes: Option<u32>,
+    /// RTO before the first RTT sample, also for SYN and SYN-ACK (s).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub initial_rto_s: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min_rto_s: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_rto_s: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub initial_window_segments: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub delayed_ack_ms: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ack_every_segments: Option<u32>,
+    /// SYN (and SYN-ACK) retransmissions before the connection is abandoned.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub syn_retries: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub congestion_control: Option<CongestionControlName>,
+    /// One-segment initial window after a retransmitted SYN or SYN-ACK (RFC 5681 3.1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub iw_one_after_syn_loss: Option<bool>,
+    /// RFC 3168 ECN at every endpoint.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ecn: Option<bool>,
+}
+
+impl TcpConfig {
+    /// The profile's values with this table's overrides applied.
+    pub fn resolve(&self) -> TcpParams {
+        let mss = self.mss_bytes.unwrap_or(1460);
+        let (init_rto, min_rto, max_rto, iw, delack) = match self.profile {
+            Profile::Seed2005 => (3.0, 1.0, 60.0, 2, 200.0),
+            Profile::Rfc6298 => (1.0, 1.0, 60.0, rfc3390_iw_segments(mss), 200.0),
+            Profile::Linux => (1.0, 0.2, 120.0, 10, 40.0),
+        };
+        TcpParams {
+            mss_bytes: mss,
+            header_bytes: self.header_bytes.unwrap_or(40),
+            initial_rto: from_secs(self.initial_rto_s.unwrap_or(init_rto)),
+            min_rto: from_secs(self.min_rto_s.unwrap_or(min_rto)),
+            max_rto: from_secs(self.max_rto_s.unwrap_or(max_rto)),
+            clock_granularity: NS_PER_MS,
+            initial_window_segments: self.initial_window_segments.unwrap_or(iw),
+            delayed_ack: from_millis(self.delayed_ack_ms.unwrap_or(delack)),
+            ack_every_segments: self.ack_every_segments.unwrap_or(2),
+            syn_retries: self.syn_retries.unwrap_or(6),
+            cc: match self.congestion_control.unwrap_or_default() {
+                CongestionControlName::Newreno => CcKind::NewReno,
+            },
+            iw_one_after_syn_loss: self.iw_one_after_syn_loss.unwrap_or(true),
+            ecn: self.ecn.unwrap_or(false),
+        }
+    }
+
+    fn validate(&self) -> Result<(), ConfigError> {
+        let p = self.resolve();
+        check(p.mss_bytes >= 1, "tcp.mss_bytes", p.mss_bytes, "must be at least 1")?;
+        check(p.mss_bytes <= 65_000, "tcp.mss_bytes", p.mss_bytes, "must be at most 65000")?;
+        check(p.header_bytes <= 1000, "tcp.header_bytes", p.header_bytes, "must be at most 1000")?;
+        if let Some(v) = self.initial_rto_s {
+            positive(v, "tcp.initial_rto_s")?;
+        }
+        if let Some(v) = self.min_rto_s {
+            non_negative(v, "tcp.min_rto_s")?;
+        }
+        if let Some(v) = self.max_rto_s {
+            positive(v, "tcp.max_rto_s")?;
+        }
+        check(
+            p.max_rto >= p.min_rto,
+            "tcp.max_rto_s",
+            p.max_rto as f64 / 1e9,
+            &format!("must not be below min_rto_s ({})", p.min_rto as f64 / 1e9),
+        )?;
+        check(
+            p.max_rto >= p.initial_rto,
+            "tcp.max_rto_s",
+            p.max_rto as f64 / 1e9,
+            &format!("must not be below initial_rto_s ({})", p.initial_rto as f64 / 1e9),
+        )?;
+        check(p.initial_window_segments >= 1, "tcp.initial_window_segments", p.initial_window_segments, "must be at least 1")?;
+        if let Some(v) = self.delayed_ack_ms {
+            non_negative(v, "tcp.delayed_ack_ms")?;
+        }
+        check(p.ack_every_segments >= 1, "tcp.ack_every_segments", p.ack_every_segments, "must be at least 1")?;
+        Ok(())
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+
+/// Which way data flows through the bottleneck.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum DirectionName {
+    /// Servers to clients.
+    #[default]
+    Down,
+    /// Clients to servers.
+    Up,
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ArrivalProcess {
+    /// Exponential gaps.
+    #[default]
+    Poisson,
+    /// Constant gaps.
+    Cbr,
+}
+
+fn default_rwnd() -> Dist {
+    Dist::constant(4_194_304.0)
+}
+fn default_one() -> Dist {
+    Dist::constant(1.0)
+}
+fn default_request() -> Dist {
+    Dist::constant(300.0)
+}
+fn default_zero() -> Dist {
+    Dist::constant(0.0)
+}
+fn default_packet_size() -> Dist {
+    Dist::constant(1000.0)
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum Workload {
+    /// Long-lived flows.
+    Bulk {
+        /// Number of connections.
+        flows: u32,
+        #[serde(default)]
+        direction: DirectionName,
+        /// Bytes each flow sends, then it closes (unlimited when absent).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        bytes: Option<u64>,
+        /// Start of every flow (s).
+        #[serde(default)]
+        start_s: f64,
+        /// Each flow starts at start_s + U[0, start_jitter_s) (s).
+        #[serde(default)]
+        start_jitter_s: f64,
+        /// Per-flow propagation RTT (ms); the path RTT when absent.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        rtt_ms: Option<Dist>,
+        /// Receiver window of each flow (bytes).
+        #[serde(default = "default_rwnd")]
+        rwnd_bytes: Dist,
+    },
+    /// Request/response exchanges on connections opened by a Poisson process.
+    Exchanges {
+        /// Rate of new connections (1/s).
+        arrival_rate_per_s: f64,
+        #[serde(default)]
+        start_s: f64,
+        /// No arrival after this (s); the end of the run when absent.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        stop_s: Option<f64>,
+        #[serde(default = "default_one")]
+        exchanges_per_connection: Dist,
+        /// Request size (bytes, at least 1).
+        #[serde(default = "default_request")]
+        request_bytes: Dist,
+        /// Response size (bytes).
+        response_bytes: Dist,
+        /// Server time before answering (ms).
+        #[serde(default = "default_zero")]
+        server_delay_ms: Dist,
+        /// Pause after a response before the next request on the same connection (s).
+        #[serde(default = "default_zero")]
+        think_time_s: Dist,
+        /// Per-connection propagation RTT (ms); the path RTT when absent.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        rtt_ms: Option<Dist>,
+        /// Receiver window of both ends (bytes).
+        #[serde(default = "default_rwnd")]
+        rwnd_bytes: Dist,
+    },
+    /// Unresponsive packets injected at the router into the bottleneck queue.
+    PacketSource {
+        #[serde(default)]
+        process: ArrivalProcess,
+        /// Mean packet rate (packets/s).
+        rate_pps: f64,
+        /// Wire size of each packet (bytes).
+        #[serde(default = "default_packet_size")]
+        size_bytes: Dist,
+        #[serde(default)]
+        direction: DirectionName,
+        #[serde(default)]
+        start_s: f64,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        stop_s: Option<f64>,
+        /// Send packets as ECT(0).
+        #[serde(default)]
+        ect: bool,
+    },
+}
+
+impl Workload {
+    fn validate(&self, path: &str, duration_s: f64, path_rtt_ms: f64) -> Result<(), ConfigError> {
+        let rtt_check = |rtt: &Option<Dist>| -> Result<(), ConfigError> {
+            if let Some(d) = rtt {
+                let p = format!("{path}.rtt_ms");
+                d.validate(&p)?;
+                check(
+                    d.min_value() >= path_rtt_ms - 1e-9,
+                    &p,
+                    d.min_value(),
+                    &format!("can be below the path's propagation RTT ({path_rtt_ms} ms): lower the access or bottleneck delays"),
+                )?;
+            }
+            Ok(())
+        };
+        let size_check = |d: &Dist, name: &str, min: f64| -> Result<(), ConfigError> {
+            let p = format!("{path}.{name}");
+            d.validate(&p)?;
+            check(d.min_value() >= min, &p, d.min_value(), &format!("must not produce values below {min}"))
+        };
+        match self {
+            Workload::Bulk { flows, start_s, start_jitter_s, rtt_ms, rwnd_bytes, bytes, .. } => {
+                check(*flows >= 1, &format!("{path}.flows"), flows, "must be at least 1")?;
+                non_negative(*start_s, &format!("{path}.start_s"))?;
+                non_negative(*start_jitter_s, &format!("{path}.start_jitter_s"))?;
+                if let Some(b) = bytes {
+                    check(*b >= 1, &format!("{path}.bytes"), b, "must be at least 1")?;
+                }
+                rtt_check(rtt_ms)?;
+                size_check(rwnd_bytes, "rwnd_bytes", 1.0)
+            }
+            Workload::Exchanges {
+                arrival_rate_per_s,
+                start_s,
+                stop_s,
+                exchanges_per_connection,
+                request_bytes,
+                response_bytes,
+                server_delay_ms,
+                think_time_s,
+                rtt_ms,
+                rwnd_bytes,
+            } => {
+                positive(*arrival_rate_per_s, &format!("{path}.arrival_rate_per_s"))?;
+                non_negative(*start_s, &format!("{path}.start_s"))?;
+                let stop = stop_s.unwrap_or(duration_s);
+                check(stop > *start_s, &format!("{path}.stop_s"), stop, &format!("must be after start_s ({start_s})"))?;
+                size_check(exchanges_per_connection, "exchanges_per_connection", 0.5)?;
+                size_check(request_bytes, "request_bytes", 0.0)?;
+                size_check(response_bytes, "response_bytes", 0.0)?;
+                size_check(server_delay_ms, "server_delay_ms", 0.0)?;
+                size_check(think_time_s, "think_time_s", 0.0)?;
+                rtt_check(rtt_ms)?;
+                size_check(rwnd_bytes, "rwnd_bytes", 1.0)
+            }
+            Workload::PacketSource { rate_pps, size_bytes, start_s, stop_s, .. } => {
+                positive(*rate_pps, &format!("{path}.rate_pps"))?;
+                size_check(size_bytes, "size_bytes", 1.0)?;
+                non_negative(*start_s, &format!("{path}.start_s"))?;
+                let stop = stop_s.unwrap_or(duration_s);
+                check(stop > *start_s, &format!("{path}.stop_s"), stop, &format!("must be after start_s ({start_s})"))
+            }
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct MetricsConfig {
+    /// Width of one row of the links table (s).
+    #[serde(default = "default_interval")]
+    pub interval_s: f64,
+    /// Period of the queue_samples table (ms); 0 turns it off.
+    #[serde(default = "default_sample")]
+    pub queue_sample_ms: f64,
+    /// Bin width of the sojourn-time histogram (ms).
+    #[serde(default = "default_bin")]
+    pub sojourn_bin_ms: f64,
+    /// Sojourn times above this fall into the last bin (ms).
+    #[serde(default = "default_sojourn_max")]
+    pub sojourn_max_ms: f64,
+}
+
+fn default_interval() -> f64 {
+    1.0
+}
+fn default_sample() -> f64 {
+    10.0
+}
+fn default_bin() -> f64 {
+    0.1
+}
+fn default_sojourn_max() -> f64 {
+    2000.0
+}
+
+impl Default for MetricsConfig {
+    fn default() -> Self {
+        MetricsConfig {
+            interval_s: default_interval(),
+            queue_sample_ms: default_sample(),
+            sojourn_bin_ms: default_bin(),
+            sojourn_max_ms: default_sojourn_max(),
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+
+impl Scenario {
+    /// Parses JSON text, naming the field of any unknown key or wrong type.
+    pub fn from_json(text: &str) -> Result<Scenario, ConfigError> {
+        let de = &mut serde_json::Deserializer::from_str(text);
+        let s: Scenario = serde_path_to_error::deserialize(de).map_err(|e| {
+            let path = e.path().to_string();
+            ConfigError {
+                path: if path == "." { "scenario".into() } else { path },
+                value: String::new(),
+                rule: strip_position(&e.into_inner().to_string()),
+            }
+        })?;
+        s.validate()?;
+        Ok(s)
+    }
+
+    /// The scenario as JSON with every default filled in.
+    pub fn to_json(&self) -> String {
+        serde_json::to_string_pretty(self).expect("a scenario always serializes")
+    }
+
+    /// The path's propagation RTT (ms) without per-flow extra delay.
+    pub fn path_rtt_ms(&self) -> f64 {
+        2.0 * (2.0 * self.topology.access_delay_ms + self.topology.bottleneck.delay_ms)
+    }
+
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        positive(self.duration_s, "duration_s")?;
+        non_negative(self.warmup_s, "warmup_s")?;
+        check(
+            self.warmup_s < self.duration_s,
+            "warmup_s",
+            self.warmup_s,
+            &format!("must be below duration_s ({})", self.duration_s),
+        )?;
+        let t = &self.topology;
+        check(t.clients >= 1, "topology.clients", t.clients, "must be at least 1")?;
+        check(t.servers >= 1, "topology.servers", t.servers, "must be at least 1")?;
+        check(t.clients <= 1_000_000, "topology.clients", t.clients, "must be at most 1000000")?;
+        check(t.servers <= 1_000_000, "topology.servers", t.servers, "must be at most 1000000")?;
+        positive(t.access_rate_bps, "topology.access_rate_bps")?;
+        non_negative(t.access_delay_ms, "topology.access_delay_ms")?;
+        t.access_queue.validate("topology.access_queue")?;
+        positive(t.delay_resolution_us, "topology.delay_resolution_us")?;
+        let b = &t.bottleneck;
+        positive(b.rate_bps, "topology.bottleneck.rate_bps")?;
+        non_negative(b.delay_ms, "topology.bottleneck.delay_ms")?;
+        check(
+            (0.0..1.0).contains(&b.random_loss),
+            "topology.bottleneck.random_loss",
+            b.random_loss,
+            "must be in [0, 1)",
+        )?;
+        b.queue.validate("topology.bottleneck.queue")?;
+        if let Some(q) = &b.up_queue {
+            q.validate("topology.bottleneck.up_queue")?;
+        }
+        self.tcp.validate()?;
+        check(!self.workloads.is_empty(), "workloads", "[]", "must list at least one workload")?;
+        let path_rtt = self.path_rtt_ms();
+        for (i, w) in self.workloads.iter().enumerate() {
+            w.validate(&format!("workloads[{i}]"), self.duration_s, path_rtt)?;
+        }
+        let m = &self.metrics;
+        positive(m.interval_s, "metrics.interval_s")?;
+        non_negative(m.queue_sample_ms, "metrics.queue_sample_ms")?;
+        positive(m.sojourn_bin_ms, "metrics.sojourn_bin_ms")?;
+        check(
+            m.sojourn_max_ms >= m.sojourn_bin_ms,
+            "metrics.sojourn_max_ms",
+            m.sojourn_max_ms,
+            &format!("must be at least sojourn_bin_ms ({})", m.sojourn_bin_ms),
+        )?;
+        check(
+            m.sojourn_max_ms / m.sojourn_bin_ms <= 1e6,
+            "metrics.sojourn_bin_ms",
+            m.sojourn_bin_ms,
+            "makes more than a million histogram bins: use a wider bin",
+        )?;
+        Ok(())
+    }
+}
+
+/// serde_json appends " at line L column C"; the path already says where.
+fn strip_position(msg: &str) -> String {
+    match msg.rfind(" at line ") {
+        Some(i) => msg[..i].to_string(),
+        None => msg.to_string(),
+    }
+}
+
+/// The JSON Schema of a scenario, as pretty JSON.
+pub fn json_schema() -> String {
+    serde_json::to_string_pretty(&schemars::schema_for!(Scenario)).expect("schema serializes")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MINIMAL: &str = r#"{"topology": {"bottleneck": {"rate_bps": 1e7}},
+        "workloads": [{"kind": "bulk", "flows": 2}]}"#;
+
+    fn with(patch: &str) -> Result<Scenario, ConfigError> {
+        let mut v: serde_json::Value = serde_json::from_str(MINIMAL).unwrap();
+        let p: serde_json::Value = serde_json::from_str(patch).unwrap();
+        merge(&mut v, &p);
+        Scenario::from_json(&v.to_string())
+    }
+
+    fn merge(a: &mut serde_json::Value, b: &serde_json::Value) {
+        match (a, b) {
+            (serde_json::Value::Object(a), serde_json::Value::Object(b)) => {
+                for (k, v) in b {
+                    merge(a.entry(k.clone()).or_insert(serde_json::Value::Null), v);
+                }
+            }
+            (a, b) => *a = b.clone(),
+        }
+    }
+
+    #[test]
+    fn minimal_scenario_gets_documented_defaults() {
+        let s = Scenario::from_json(MINIMAL).unwrap();
+        assert_eq!(s.duration_s, 60.0);
+        assert_eq!(s.topology.access_rate_bps, 1e9);
+        assert_eq!(s.topology.bottleneck.queue.effective_limits(), (Some(100), None));
+        let p = s.tcp.resolve();
+        assert_eq!((p.initial_rto, p.min_rto, p.initial_window_segments), (1_000_000_000, 1_000_000_000, 3));
+        // Normalizing twice is stable.
+        assert_eq!(Scenario::from_json(&s.to_json()).unwrap(), s);
+    }
+
+    #[test]
+    fn unknown_field_is_named_with_its_path() {
+        let e = with(r#"{"topology": {"bottleneck": {"rate_bsp": 5}}}"#).unwrap_err();
+        assert_eq!(e.path, "topology.bottleneck.rate_bsp");
+        assert!(e.rule.contains("unknown field `rate_bsp`"), "{e}");
+    }
+
+    #[test]
+    fn unknown_aqm_is_named() {
+        let e = with(r#"{"topology": {"bottleneck": {"queue": {"aqm": {"kind": "nosuch"}}}}}"#).unwrap_err();
+        assert!(e.to_string().contains("topology.bottleneck.queue.aqm"), "{e}");
+        assert!(e.to_string().contains("unknown variant `nosuch`"), "{e}");
+    }
+
+    #[test]
+    fn negative_rate_and_bad_values_are_refused() {
+        let e = with(r#"{"topology": {"bottleneck": {"rate_bps": -5}}}"#).unwrap_err();
+        assert_eq!(e.to_string(), "topology.bottleneck.rate_bps (-5) must be positive");
+        let e = with(r#"{"warmup_s": 70}"#).unwrap_err();
+        assert_eq!(e.to_string(), "warmup_s (70) must be below duration_s (60)");
+        let e = with(r#"{"workloads": [{"kind": "bulk", "flows": 1, "rtt_ms": {"dist": "constant", "value": 1}}]}"#)
+            .unwrap_err();
+        assert!(e.to_string().starts_with("workloads[0].rtt_ms (1) can be below the path's propagation RTT (2 ms)"), "{e}");
+        let e = with(r#"{"tcp": {"min_rto_s": 2, "max_rto_s": 1}}"#).unwrap_err();
+        assert_eq!(e.path, "tcp.max_rto_s");
+    }
+
+    #[test]
+    fn profiles_bundle_their_defaults_and_fields_override() {
+        let s = with(r#"{"tcp": {"profile": "linux", "min_rto_s": 0.3}}"#).unwrap();
+        let p = s.tcp.resolve();
+        assert_eq!((p.initial_window_segments, p.min_rto, p.delayed_ack), (10, 300_000_000, 40_000_000));
+        let s = with(r#"{"tcp": {"profile": "seed-2005"}}"#).unwrap();
+        assert_eq!(s.tcp.resolve().initial_rto, 3_000_000_000);
+    }
+
+    #[test]
+    fn schema_mentions_every_section() {
+        let schema = json_schema();
+        for key in ["topology", "bottleneck", "workloads", "packet_source", "lomax", "seed-2005"] {
+            assert!(schema.contains(key), "{key}");
+        }
+    }
+}

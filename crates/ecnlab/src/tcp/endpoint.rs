@@ -1,0 +1,974 @@
+//! One end of a TCP connection.
+//!
+//! Sources: RFC 793 (states, handshake, FIN), RFC 5681 (congestion control, delayed ACKs,
+//! duplicate ACKs), RFC 6582 (NewReno fast recovery with partial ACKs, "impatient" timer),
+//! RFC 6298 (RTO, Karn, backoff), RFC 3168 section 6.1 (ECN negotiation, ECE/CWR), spec
+//! sections 14, 15, 17, 20-22.
+//!
+//! Model choices, stated once:
+//! * Sequence numbers count bytes from ISS = 0; the SYN occupies 0, data starts at 1, the FIN
+//!   occupies the byte after the data. Segments carry at most one MSS.
+//! * The application reads immediately, so the advertised window is constant (the flow's
+//!   receiver window).
+//! * Nothing is sent from inside `on_segment` or the timer handlers: they update state and the
+//!   caller then runs the application and calls [`Endpoint::flush`], which sends data (with the
+//!   ACK piggybacked) and any ACK still owed. So a request written as soon as the handshake
+//!   completes rides on the ACK of the SYN-ACK, as in real stacks.
+//! * cwnd does not grow while it is at or above the peer's window (RFC 7661's point: growth
+//!   that the window cannot use is not validated).
+//! * Entering fast retransmit requires the cumulative ACK to exceed `recover` (the highest
+//!   sequence number sent when the last recovery or timeout began), RFC 6582 section 3.2 step 2.
+
+use super::cc::{CongestionControl, Controller, NewReno, Signal, Window};
+use super::params::{CcKind, TcpParams};
+use super::rtt::RttEstimator;
+use crate::engine::SimTime;
+use crate::packet::{flags, Direction, Ecn, Packet, PacketId, PacketKind, PacketPool};
+
+/// Connection states, spelled as in RFC 793.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TcpState {
+    Closed,
+    Listen,
+    SynSent,
+    SynReceived,
+    Established,
+    FinWait1,
+    FinWait2,
+    CloseWait,
+    Closing,
+    LastAck,
+    TimeWait,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Role {
+    Client,
+    Server,
+}
+
+/// What a call changed that the application must react to.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct TcpEvents {
+    /// The handshake completed at this end.
+    pub established: bool,
+    /// New bytes were delivered in order to the application.
+    pub delivered: bool,
+    /// The peer's FIN arrived in order: the peer will send nothing more.
+    pub peer_closed: bool,
+    /// This end reached CLOSED or TIME-WAIT.
+    pub closed: bool,
+    /// The handshake gave up after `syn_retries` retransmissions.
+    pub aborted: bool,
+}
+
+/// What an endpoint needs from the simulator while it handles one event.
+pub struct SegmentCtx<'a> {
+    pub now: SimTime,
+    pub pool: &'a mut PacketPool,
+    /// Packets to send, in order; the caller injects them into the network.
+    pub out: &'a mut Vec<PacketId>,
+    pub params: &'a TcpParams,
+}
+
+/// Counters of one endpoint (whole run).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct EndpointStats {
+    /// Payload bytes sent, retransmissions included.
+    pub bytes_sent: u64,
+    pub retx_bytes: u64,
+    /// Retransmission timeouts on data (handshake timeouts are in `handshake_retx`).
+    pub rtos: u32,
+    /// SYN (client) or SYN-ACK (server) retransmissions.
+    pub handshake_retx: u32,
+    /// Fast retransmits (entries into NewReno fast recovery).
+    pub fast_retransmits: u32,
+    /// Window reductions in response to ECE.
+    pub ecn_reductions: u32,
+}
+
+pub struct Endpoint {
+    pub role: Role,
+    pub state: TcpState,
+    flow: u32,
+    flow_gen: u32,
+    /// Direction of the packets this end sends.
+    dir: Direction,
+
+    // --- sender ---
+    snd_una: u64,
+    snd_nxt: u64,
+    snd_max: u64,
+    /// One past the last byte the application has written (data starts at 1).
+    app_end: u64,
+    /// The application has closed: a FIN follows the data.
+    fin_queued: bool,
+    w: Window,
+    cc: Controller,
+    peer_wnd: u64,
+    dupacks: u32,
+    /// RFC 6582 `recover`: highest sequence number sent when recovery (or a timeout) began.
+    recover: u64,
+    in_recovery: bool,
+    /// The first partial ACK of this recovery has been seen (impatient timer variant).
+    partial_seen: bool,
+    rtt: RttEstimator,
+    /// The segment being timed for an RTT sample: ACK at or beyond `rtt_seq` completes it.
+    rtt_timing: bool,
+    rtt_seq: u64,
+    rtt_sent: SimTime,
+    /// Deadline of the retransmission timer (`SimTime::MAX` when off).
+    pub rto_at: SimTime,
+
+    // --- ECN (RFC 3168) ---
+    ecn_ok: bool,
+    /// React to ECE only once the data outstanding at the last reduction is acknowledged.
+    ecn_recover: u64,
+    cwr_pending: bool,
+    /// Receiver: echo ECE until a CWR arrives.
+    ece_pending: bool,
+
+    // --- receiver ---
+    rcv_nxt: u64,
+    /// Out-of-order byte ranges [start, end), sorted and disjoint.
+    ooo: Vec<(u64, u64)>,
+    /// Sequence number of the peer's FIN, once seen.
+    peer_fin: Option<u64>,
+    fin_consumed: bool,
+    rcv_wnd: u32,
+    segs_unacked: u32,
+    /// Deadline of the delayed-ACK timer (`SimTime::MAX` when off).
+    pub delack_at: SimTime,
+    ack_now: bool,
+
+    pub stats: EndpointStats,
+}
+
+const OFF: SimTime = SimTime::MAX;
+
+impl Endpoint {
+    pub fn new(role: Role, flow: u32, flow_gen: u32, rcv_wnd: u32, p: &TcpParams) -> Endpoint {
+        let mss = p.mss_bytes as u64;
+        Endpoint {
+            role,
+            state: match role {
+                Role::Client => TcpState::Closed,
+                Role::Server => TcpState::Listen,
+            },
+            flow,
+            flow_gen,
+            dir: match role {
+                Role::Client => Direction::Up,
+                Role::Server => Direction::Down,
+            },
+            snd_una: 0,
+            snd_nxt: 0,
+            snd_max: 0,
+            app_end: 1,
+            fin_queued: false,
+            w: Window { cwnd: p.initial_window_bytes(), ssthresh: u64::MAX, mss },
+            cc: match p.cc {
+                CcKind::NewReno => Controller::NewReno(NewReno),
+            },
+            peer_wnd: mss,
+            dupacks: 0,
+            recover: 0,
+            in_recovery: false,
+            partial_seen: false,
+            rtt: RttEstimator::new(p.initial_rto, p.min_rto, p.max_rto, p.clock_granularity),
+            rtt_timing: false,
+            rtt_seq: 0,
+            rtt_sent: 0,
+            rto_at: OFF,
+            ecn_ok: false,
+            ecn_recover: 0,
+            cwr_pending: false,
+            ece_pending: false,
+            rcv_nxt: 0,
+            ooo: Vec::new(),
+            peer_fin: None,
+            fin_consumed: false,
+            rcv_wnd,
+            segs_unacked: 0,
+            delack_at: OFF,
+            ack_now: false,
+            stats: EndpointStats::default(),
+        }
+    }
+
+    // ----- what the application and the metrics see -----
+
+    /// Payload bytes delivered in order to the application.
+    pub fn delivered_bytes(&self) -> u64 {
+        self.rcv_nxt.saturating_sub(1 + self.fin_consumed as u64)
+    }
+
+    /// Payload bytes written by the application so far.
+    pub fn written_bytes(&self) -> u64 {
+        self.app_end - 1
+    }
+
+    /// Payload bytes the peer has acknowledged.
+    pub fn acked_bytes(&self) -> u64 {
+        self.snd_una.saturating_sub(1).min(self.written_bytes())
+    }
+
+    pub fn ecn_negotiated(&self) -> bool {
+        self.ecn_ok
+    }
+
+    pub fn window(&self) -> Window {
+        self.w
+    }
+
+    pub fn srtt(&self) -> Option<SimTime> {
+        self.rtt.srtt()
+    }
+
+    pub fn is_done(&self) -> bool {
+        matches!(self.state, TcpState::Closed | TcpState::TimeWait) && self.snd_una >= self.snd_max
+    }
+
+    // ----- application calls -----
+
+    /// Active open: send the SYN (an ECN-setup SYN, with ECE and CWR, if ECN is on).
+    pub fn connect(&mut self, ctx: &mut SegmentCtx) {
+        debug_assert_eq!(self.state, TcpState::Closed);
+        self.state = TcpState::SynSent;
+        self.send_syn(ctx);
+        self.snd_nxt = 1;
+        self.snd_max = 1;
+    }
+
+    /// The application writes `bytes` more (sent on the next [`Endpoint::flush`]).
+    pub fn write(&mut self, bytes: u64) {
+        self.app_end = self.app_end.saturating_add(bytes);
+    }
+
+    /// The application closes: a FIN follows the data written so far (RFC 793 CLOSE call).
+    pub fn close(&mut self) {
+        self.fin_queued = true;
+        self.state = match self.state {
+            TcpState::Established => TcpState::FinWait1,
+            TcpState::CloseWait => TcpState::LastAck,
+            s => s,
+        };
+    }
+
+    // ----- segment arrival -----
+
+    /// Processes one arriving segment. Nothing is sent here: call [`Endpoint::flush`] after the
+    /// application has reacted to the returned events.
+    pub fn on_segment(&mut self, pkt: &Packet, ctx: &mut SegmentCtx) -> TcpEvents {
+        let mut ev = TcpEvents::default();
+        let syn = pkt.has(flags::SYN);
+        let ack = pkt.has(flags::ACK);
+        match (self.state, syn, ack) {
+            // Passive open: SYN in LISTEN -> SYN-RECEIVED, answer with a SYN-ACK.
+            (TcpState::Listen, true, false) => {
+                self.rcv_nxt = 1;
+                self.peer_wnd = pkt.wnd as u64;
+                // RFC 3168 6.1.1: an ECN-setup SYN has both ECE and CWR.
+                self.ecn_ok = ctx.params.ecn && pkt.has(flags::ECE) && pkt.has(flags::CWR);
+                self.state = TcpState::SynReceived;
+                self.send_syn(ctx);
+                self.snd_nxt = 1;
+                self.snd_max = 1;
+            }
+            // A retransmitted SYN: our SYN-ACK was lost or is late; send it again.
+            (TcpState::SynReceived, true, false) => {
+                self.stats.handshake_retx += 1;
+                self.rtt_timing = false;
+                self.send_syn(ctx);
+            }
+            // SYN-ACK in SYN-SENT -> ESTABLISHED; the ACK goes out on flush (maybe with data).
+            (TcpState::SynSent, true, true) if pkt.ack == 1 => {
+                self.rcv_nxt = 1;
+                self.peer_wnd = pkt.wnd as u64;
+                // RFC 3168 6.1.1: an ECN-setup SYN-ACK has ECE without CWR.
+                self.ecn_ok = ctx.params.ecn && pkt.has(flags::ECE) && !pkt.has(flags::CWR);
+                self.handshake_done(ctx);
+                self.ack_now = true;
+                ev.established = true;
+            }
+            // A duplicate SYN-ACK: our ACK was lost; acknowledge again.
+            (_, true, true) => self.ack_now = true,
+            // Any other SYN is stale.
+            (_, true, false) => {}
+            (TcpState::Listen | TcpState::SynSent | TcpState::Closed, false, _) => {}
+            // ACK of our SYN-ACK (possibly carrying the request) -> ESTABLISHED.
+            (TcpState::SynReceived, false, true) if pkt.ack >= 1 => {
+                self.handshake_done(ctx);
+                ev.established = true;
+                self.process_ack(pkt, ctx, &mut ev);
+                self.process_data(pkt, ctx, &mut ev);
+            }
+            (TcpState::SynReceived, false, _) => {}
+            (_, false, _) => {
+                if ack {
+                    self.process_ack(pkt, ctx, &mut ev);
+                }
+                self.process_data(pkt, ctx, &mut ev);
+            }
+        }
+        ev
+    }
+
+    /// Handshake completed at this end: take the RTT sample, stop the handshake timer and set
+    /// the initial window (one segment after a lost SYN or SYN-ACK, RFC 5681 section 3.1).
+    fn handshake_done(&mut self, ctx: &mut SegmentCtx) {
+        if self.rtt_timing {
+            self.rtt.sample(ctx.now - self.rtt_sent);
+            self.rtt_timing = false;
+        }
+        self.snd_una = 1;
+        self.rto_at = OFF;
+        self.state = TcpState::Established;
+        let p = ctx.params;
+        self.w.cwnd = if self.stats.handshake_retx > 0 && p.iw_one_after_syn_loss {
+            p.mss_bytes as u64
+        } else {
+            p.initial_window_bytes()
+        };
+    }
+
+    fn process_ack(&mut self, pkt: &Packet, ctx: &mut SegmentCtx, ev: &mut TcpEvents) {
+        let ack = pkt.ack;
+        if ack > self.snd_max {
+            return; // acknowledges something never sent
+        }
+        let wnd_changed = pkt.wnd as u64 != self.peer_wnd;
+        self.peer_wnd = pkt.wnd as u64;
+        let ece = self.ecn_ok && pkt.has(flags::ECE);
+        let mss = self.w.mss;
+        if ack > self.snd_una {
+            let acked = ack - self.snd_una;
+            // Karn: the timed segment is never a retransmission (timing stops on any).
+            if self.rtt_timing && ack >= self.rtt_seq {
+                self.rtt.sample(ctx.now - self.rtt_sent);
+                self.rtt_timing = false;
+            }
+            self.snd_una = ack;
+            self.snd_nxt = self.snd_nxt.max(ack);
+            self.dupacks = 0;
+            let mut restart_timer = true;
+            if self.in_recovery {
+                if ack > self.recover {
+                    // Full ACK (RFC 6582 step 5): deflate to min(ssthresh, FlightSize + SMSS).
+                    self.in_recovery = false;
+                    let flight = self.snd_max - self.snd_una;
+                    self.w.cwnd = self.w.ssthresh.min(flight.max(mss) + mss);
+                } else {
+                    // Partial ACK: retransmit the next hole, deflate by the amount acked and
+                    // add back one SMSS if at least one SMSS was acked.
+                    self.retransmit_head(ctx);
+                    let add_back = if acked >= mss { mss } else { 0 };
+                    self.w.cwnd = (self.w.cwnd.saturating_sub(acked) + add_back).max(mss);
+                    restart_timer = !self.partial_seen;
+                    self.partial_seen = true;
+                }
+            } else if ece && self.snd_una > self.ecn_recover {
+                self.ecn_response(ctx.now);
+            } else if !ece && self.w.cwnd < self.peer_wnd {
+                self.cc.on_ack(&mut self.w, acked, ctx.now);
+            }
+            if self.snd_una >= self.snd_max {
+                self.rto_at = OFF;
+            } else if restart_timer {
+                self.rto_at = ctx.now + self.rtt.rto();
+            }
+            self.on_fin_acked(ev);
+        } else if ack == self.snd_una
+            && pkt.payload == 0
+            && !pkt.has(flags::FIN)
+            && self.snd_max > self.snd_una
+            && !wnd_changed
+        {
+            // Duplicate ACK (RFC 5681 section 2).
+            self.dupacks += 1;
+            if self.in_recovery {
+                // Each further dupack: a segment has left the network (RFC 6582 step 4).
+                self.w.cwnd += mss;
+            } else if self.dupacks == 3 && ack > self.recover {
+                self.enter_fast_recovery(ctx);
+            }
+            if ece && !self.in_recovery && self.snd_una > self.ecn_recover {
+                self.ecn_response(ctx.now);
+            }
+        }
+    }
+
+    /// Third duplicate ACK: fast retransmit and enter fast recovery (RFC 6582 steps 2-3).
+    fn enter_fast_recovery(&mut self, ctx: &mut SegmentCtx) {
+        let flight = self.snd_max - self.snd_una;
+        self.recover = self.snd_max - 1;
+        self.stats.fast_retransmits += 1;
+        // A loss in a window already reduced for ECN is repaired without a second reduction
+        // (spec 17.4, as ns-2's FullTcp does).
+        if self.snd_una > self.ecn_recover {
+            self.cc.on_congestion_event(&mut self.w, Signal::Loss, flight, ctx.now);
+        }
+        self.ecn_recover = self.ecn_recover.max(self.recover);
+        self.retransmit_head(ctx);
+        self.w.cwnd = self.w.ssthresh + 3 * self.w.mss;
+        self.in_recovery = true;
+        self.partial_seen = false;
+    }
+
+    /// RFC 3168 6.1.2: reduce as for a loss, without retransmitting, once per window of data;
+    /// CWR goes on the next new segment.
+    fn ecn_response(&mut self, now: SimTime) {
+        let flight = self.snd_max - self.snd_una;
+        self.cc.on_congestion_event(&mut self.w, Signal::Ecn, flight, now);
+        self.ecn_recover = self.snd_max - 1;
+        self.cwr_pending = true;
+        self.stats.ecn_reductions += 1;
+    }
+
+    /// State changes when our FIN has been acknowledged.
+    fn on_fin_acked(&mut self, ev: &mut TcpEvents) {
+        let fin_acked = self.fin_queued && self.snd_una == self.app_end + 1;
+        if !fin_acked {
+            return;
+        }
+        self.state = match self.state {
+            TcpState::FinWait1 => TcpState::FinWait2,
+            TcpState::Closing => TcpState::TimeWait,
+            TcpState::LastAck => TcpState::Closed,
+            s => s,
+        };
+        if matches!(self.state, TcpState::TimeWait | TcpState::Closed) {
+            ev.closed = true;
+        }
+    }
+
+    fn process_data(&mut self, pkt: &Packet, ctx: &mut SegmentCtx, ev: &mut TcpEvents) {
+        let len = pkt.payload as u64;
+        let fin = pkt.has(flags::FIN);
+        if len == 0 && !fin {
+            return; // a pure ACK
+        }
+        // RFC 3168 6.1.3: CWR stops the echo, CE (re)starts it.
+        if pkt.has(flags::CWR) {
+            self.ece_pending = false;
+        }
+        if pkt.ecn == Ecn::Ce {
+            self.ece_pending = true;
+        }
+        let seq = pkt.seq;
+        let end = seq + len;
+        if fin {
+            self.peer_fin = Some(end);
+        }
+        let seg_end = end + fin as u64;
+        if seg_end <= self.rcv_nxt {
+            self.ack_now = true; // a duplicate: re-acknowledge at once
+            return;
+        }
+        if seq > self.rcv_nxt {
+            // Out of order: keep it and send an immediate duplicate ACK (RFC 5681 4.2).
+            if end > seq {
+                insert_range(&mut self.ooo, seq, end);
+            }
+            self.ack_now = true;
+            return;
+        }
+        let filled_gap = !self.ooo.is_empty();
+        self.rcv_nxt = self.rcv_nxt.max(end);
+        while let Some(&(s, e)) = self.ooo.first() {
+            if s > self.rcv_nxt {
+                break;
+            }
+            self.rcv_nxt = self.rcv_nxt.max(e);
+            self.ooo.remove(0);
+        }
+        ev.delivered = true;
+        if self.peer_fin == Some(self.rcv_nxt) && !self.fin_consumed {
+            self.rcv_nxt += 1;
+            self.fin_consumed = true;
+            self.ack_now = true;
+            ev.peer_closed = true;
+            self.state = match self.state {
+                TcpState::Established => TcpState::CloseWait,
+                TcpState::FinWait1 => TcpState::Closing,
+                TcpState::FinWait2 => TcpState::TimeWait,
+                s => s,
+            };
+            if self.state == TcpState::TimeWait {
+                ev.closed = true;
+            }
+        } else if filled_gap {
+            self.ack_now = true; // a segment that fills a gap is acknowledged at once
+        } else {
+            self.segs_unacked += 1;
+            if self.segs_unacked >= ctx.params.ack_every_segments {
+                self.ack_now = true;
+            } else if self.delack_at == OFF {
+                self.delack_at = ctx.now + ctx.params.delayed_ack;
+            }
+        }
+    }
+
+    // ----- timers -----
+
+    /// The retransmission timer expired (the caller checked `rto_at <= now`).
+    pub fn on_rto(&mut self, ctx: &mut SegmentCtx) -> TcpEvents {
+        let mut ev = TcpEvents::default();
+        self.rto_at = OFF;
+        match self.state {
+            TcpState::SynSent | TcpState::SynReceived => {
+                if self.stats.handshake_retx >= ctx.params.syn_retries {
+                    self.state = TcpState::Closed;
+                    ev.aborted = true;
+                    return ev;
+                }
+                self.stats.handshake_retx += 1;
+                self.rtt.back_off();
+                self.rtt_timing = false;
+                self.send_syn(ctx);
+            }
+            _ if self.snd_una < self.snd_max => {
+                // RFC 6298 5.4-5.6 and RFC 5681 eq. 4: collapse to one segment, back off, and
+                // resend from snd_una (go-back-N); RFC 6582 step 6: recover = highest sent.
+                self.stats.rtos += 1;
+                let flight = self.snd_max - self.snd_una;
+                self.cc.on_timeout(&mut self.w, flight, ctx.now);
+                self.recover = self.snd_max - 1;
+                self.ecn_recover = self.ecn_recover.max(self.recover);
+                self.in_recovery = false;
+                self.dupacks = 0;
+                self.snd_nxt = self.snd_una;
+                self.rtt.back_off();
+                self.rtt_timing = false;
+            }
+            _ => {}
+        }
+        ev
+    }
+
+    /// The delayed-ACK timer expired.
+    pub fn on_delack(&mut self) {
+        self.delack_at = OFF;
+        if self.segs_unacked > 0 {
+            self.ack_now = true;
+        }
+    }
+
+    // ----- sending -----
+
+    /// Sends what the windows allow, then any ACK still owed.
+    pub fn flush(&mut self, ctx: &mut SegmentCtx) {
+        if matches!(
+            self.state,
+            TcpState::Established
+                | TcpState::CloseWait
+                | TcpState::FinWait1
+                | TcpState::Closing
+                | TcpState::LastAck
+        ) {
+            self.send_data(ctx);
+        }
+        if self.ack_now {
+            self.emit(ctx, self.snd_nxt, 0, flags::ACK, PacketKind::Ack, Ecn::NotEct);
+        }
+    }
+
+    fn send_data(&mut self, ctx: &mut SegmentCtx) {
+        let mss = self.w.mss;
+        loop {
+            let wnd = self.w.cwnd.min(self.peer_wnd);
+            let limit = self.snd_una + wnd;
+            let in_flight = self.snd_nxt > self.snd_una;
+            if self.snd_nxt < self.app_end {
+                let mut len = mss.min(self.app_end - self.snd_nxt);
+                if self.snd_nxt + len > limit {
+                    // With nothing in flight, send what the window allows rather than stall.
+                    if in_flight || wnd == 0 {
+                        break;
+                    }
+                    len = wnd;
+                }
+                let retx = self.snd_nxt < self.snd_max;
+                self.send_segment(ctx, self.snd_nxt, len, retx);
+                self.snd_nxt += len;
+            } else if self.fin_queued && self.snd_nxt == self.app_end {
+                if in_flight && self.snd_nxt + 1 > limit {
+                    break;
+                }
+                self.send_fin(ctx);
+                self.snd_nxt += 1;
+            } else {
+                break;
+            }
+            self.snd_max = self.snd_max.max(self.snd_nxt);
+        }
+    }
+
+    /// Resends the first unacknowledged segment (fast retransmit, partial ACK).
+    fn retransmit_head(&mut self, ctx: &mut SegmentCtx) {
+        self.rtt_timing = false;
+        if self.snd_una < self.app_end {
+            let len = self.w.mss.min(self.app_end - self.snd_una);
+            self.send_segment(ctx, self.snd_una, len, true);
+        } else if self.fin_queued && self.snd_una == self.app_end {
+            self.send_fin(ctx);
+        }
+    }
+
+    fn send_segment(&mut self, ctx: &mut SegmentCtx, seq: u64, len: u64, retx: bool) {
+        let mut f = flags::ACK;
+        let (kind, ecn) = if retx {
+            // RFC 3168 6.1.5: retransmissions are not ECN-capable.
+            self.stats.retx_bytes += len;
+            self.rtt_timing = false;
+            (PacketKind::Retx, Ecn::NotEct)
+        } else {
+            if self.cwr_pending {
+                f |= flags::CWR;
+                self.cwr_pending = false;
+            }
+            if !self.rtt_timing {
+                self.rtt_timing = true;
+                self.rtt_seq = seq + len;
+                self.rtt_sent = ctx.now;
+            }
+            (PacketKind::Data, if self.ecn_ok { Ecn::Ect0 } else { Ecn::NotEct })
+        };
+        self.stats.bytes_sent += len;
+        self.emit(ctx, seq, len as u32, f, kind, ecn);
+        if self.rto_at == OFF {
+            self.rto_at = ctx.now + self.rtt.rto();
+        }
+    }
+
+    fn send_fin(&mut self, ctx: &mut SegmentCtx) {
+        self.emit(ctx, self.app_end, 0, flags::ACK | flags::FIN, PacketKind::Fin, Ecn::NotEct);
+        if self.rto_at == OFF {
+            self.rto_at = ctx.now + self.rtt.rto();
+        }
+    }
+
+    /// The SYN (client) or SYN-ACK (server), first or again. Not ECN-capable (RFC 3168 6.1.1).
+    fn send_syn(&mut self, ctx: &mut SegmentCtx) {
+        let (f, kind) = match self.role {
+            Role::Client => {
+                let ecn_setup = if ctx.params.ecn { flags::ECE | flags::CWR } else { 0 };
+                (flags::SYN | ecn_setup, PacketKind::Syn)
+            }
+            Role::Server => {
+                let ecn_setup = if self.ecn_ok { flags::ECE } else { 0 };
+                (flags::SYN | flags::ACK | ecn_setup, PacketKind::SynAck)
+            }
+        };
+        if self.stats.handshake_retx == 0 {
+            self.rtt_timing = true;
+            self.rtt_seq = 1;
+            self.rtt_sent = ctx.now;
+        }
+        self.emit(ctx, 0, 0, f, kind, Ecn::NotEct);
+        self.rto_at = ctx.now + self.rtt.rto();
+    }
+
+    fn emit(&mut self, ctx: &mut SegmentCtx, seq: u64, payload: u32, mut f: u8, kind: PacketKind, ecn: Ecn) {
+        if f & flags::ACK != 0 && self.ece_pending {
+            f |= flags::ECE;
+        }
+        let p = Packet {
+            flow: self.flow,
+            flow_gen: self.flow_gen,
+            seq,
+            ack: self.rcv_nxt,
+            payload,
+            size: payload + ctx.params.header_bytes,
+            wnd: self.rcv_wnd,
+            flags: f,
+            ecn,
+            kind,
+            dir: self.dir,
+            hop: 0,
+            enqueued_at: 0,
+        };
+        ctx.out.push(ctx.pool.alloc(p));
+        if f & flags::ACK != 0 {
+            // Every segment carries the cumulative ACK, so nothing is owed any more.
+            self.segs_unacked = 0;
+            self.delack_at = OFF;
+            self.ack_now = false;
+        }
+    }
+}
+
+/// Inserts [s, e) into a sorted list of disjoint ranges, merging overlaps.
+fn insert_range(ranges: &mut Vec<(u64, u64)>, s: u64, e: u64) {
+    let i = ranges.partition_point(|r| r.1 < s);
+    let mut ns = s;
+    let mut ne = e;
+    let mut j = i;
+    while j < ranges.len() && ranges[j].0 <= ne {
+        ns = ns.min(ranges[j].0);
+        ne = ne.max(ranges[j].1);
+        j += 1;
+    }
+    ranges.splice(i..j, std::iter::once((ns, ne)));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::time::{NS_PER_MS, NS_PER_S};
+
+    fn params() -> TcpParams {
+        TcpParams {
+            mss_bytes: 1000,
+            header_bytes: 40,
+            initial_rto: 3 * NS_PER_S,
+            min_rto: NS_PER_S,
+            max_rto: 60 * NS_PER_S,
+            clock_granularity: 0,
+            initial_window_segments: 2,
+            delayed_ack: 200 * NS_PER_MS,
+            ack_every_segments: 2,
+            syn_retries: 6,
+            cc: CcKind::NewReno,
+            iw_one_after_syn_loss: true,
+            ecn: false,
+        }
+    }
+
+    /// Two endpoints wired back to back with a scripted network in between.
+    struct Pair {
+        pool: PacketPool,
+        p: TcpParams,
+        c: Endpoint,
+        s: Endpoint,
+        now: SimTime,
+    }
+
+    impl Pair {
+        fn new(p: TcpParams) -> Pair {
+            let c = Endpoint::new(Role::Client, 0, 0, 64_000, &p);
+            let s = Endpoint::new(Role::Server, 0, 0, 64_000, &p);
+            Pair { pool: PacketPool::new(), p, c, s, now: 0 }
+        }
+        /// Runs `f` on one end and returns the packets it sent.
+        fn on(&mut self, server: bool, f: impl FnOnce(&mut Endpoint, &mut SegmentCtx)) -> Vec<Packet> {
+            let mut out = Vec::new();
+            let mut ctx = SegmentCtx { now: self.now, pool: &mut self.pool, out: &mut out, params: &self.p };
+            let e = if server { &mut self.s } else { &mut self.c };
+            f(e, &mut ctx);
+            e.flush(&mut ctx);
+            out.iter().map(|&id| *self.pool.get(id)).collect()
+        }
+        fn deliver(&mut self, to_server: bool, pkt: &Packet) -> Vec<Packet> {
+            self.on(to_server, |e, ctx| {
+                e.on_segment(pkt, ctx);
+            })
+        }
+        /// Handshake without loss; returns the client's first segment after it.
+        fn establish(&mut self) {
+            let syn = self.on(false, |e, ctx| e.connect(ctx));
+            let synack = self.deliver(true, &syn[0]);
+            let ack = self.deliver(false, &synack[0]);
+            self.deliver(true, &ack[0]);
+            assert_eq!(self.c.state, TcpState::Established);
+            assert_eq!(self.s.state, TcpState::Established);
+        }
+    }
+
+    #[test]
+    fn handshake_negotiates_ecn_only_when_both_ends_want_it() {
+        for (ecn, want) in [(false, false), (true, true)] {
+            let mut pair = Pair::new(TcpParams { ecn, ..params() });
+            let syn = pair.on(false, |e, ctx| e.connect(ctx));
+            assert_eq!(syn[0].kind, PacketKind::Syn);
+            assert_eq!(syn[0].has(flags::ECE) && syn[0].has(flags::CWR), ecn);
+            let synack = pair.deliver(true, &syn[0]);
+            assert_eq!(synack[0].kind, PacketKind::SynAck);
+            assert_eq!(synack[0].ecn, Ecn::NotEct);
+            pair.deliver(false, &synack[0]);
+            assert_eq!(pair.c.ecn_negotiated(), want);
+            assert_eq!(pair.s.ecn_negotiated(), want);
+        }
+    }
+
+    #[test]
+    fn request_rides_on_the_handshake_ack() {
+        let mut pair = Pair::new(params());
+        let syn = pair.on(false, |e, ctx| e.connect(ctx));
+        let synack = pair.deliver(true, &syn[0]);
+        let out = pair.on(false, |e, ctx| {
+            e.on_segment(&synack[0], ctx);
+            e.write(300);
+        });
+        assert_eq!(out.len(), 1, "one segment: the request with the ACK piggybacked");
+        assert_eq!((out[0].kind, out[0].payload, out[0].ack), (PacketKind::Data, 300, 1));
+    }
+
+    #[test]
+    fn lost_syn_is_retransmitted_after_initial_rto_and_iw_drops_to_one() {
+        let mut pair = Pair::new(params());
+        pair.on(false, |e, ctx| e.connect(ctx));
+        assert_eq!(pair.c.rto_at, 3 * NS_PER_S);
+        pair.now = 3 * NS_PER_S;
+        let syn2 = pair.on(false, |e, ctx| {
+            e.on_rto(ctx);
+        });
+        assert_eq!(syn2[0].kind, PacketKind::Syn);
+        assert_eq!(pair.c.rto_at, 9 * NS_PER_S, "backed off to 6 s");
+        let synack = pair.deliver(true, &syn2[0]);
+        pair.deliver(false, &synack[0]);
+        assert_eq!(pair.c.window().cwnd, 1000, "RFC 5681: IW of one segment after SYN loss");
+        assert_eq!(pair.s.window().cwnd, 2000);
+    }
+
+    #[test]
+    fn handshake_gives_up_after_syn_retries() {
+        let mut pair = Pair::new(TcpParams { syn_retries: 2, ..params() });
+        pair.on(false, |e, ctx| e.connect(ctx));
+        let mut aborted = false;
+        for _ in 0..3 {
+            pair.now = pair.c.rto_at;
+            let mut ev = TcpEvents::default();
+            pair.on(false, |e, ctx| ev = e.on_rto(ctx));
+            aborted = ev.aborted;
+        }
+        assert!(aborted);
+        assert_eq!(pair.c.stats.handshake_retx, 2);
+    }
+
+    #[test]
+    fn receiver_acks_every_second_segment_and_dupacks_out_of_order() {
+        let mut pair = Pair::new(params());
+        pair.establish();
+        let seg = |seq: u64| Packet {
+            flow: 0,
+            flow_gen: 0,
+            seq,
+            ack: 1,
+            payload: 1000,
+            size: 1040,
+            wnd: 64_000,
+            flags: flags::ACK,
+            ecn: Ecn::NotEct,
+            kind: PacketKind::Data,
+            dir: Direction::Down,
+            hop: 0,
+            enqueued_at: 0,
+        };
+        assert!(pair.deliver(false, &seg(1)).is_empty(), "first segment: ACK delayed");
+        assert_eq!(pair.c.delack_at, 200 * NS_PER_MS);
+        let a = pair.deliver(false, &seg(1001));
+        assert_eq!((a.len(), a[0].ack), (1, 2001), "second segment: ACK now");
+        let d = pair.deliver(false, &seg(3001));
+        assert_eq!(d[0].ack, 2001, "out of order: immediate duplicate ACK");
+        let f = pair.deliver(false, &seg(2001));
+        assert_eq!(f[0].ack, 4001, "gap filled: immediate ACK covering the buffered data");
+        assert_eq!(pair.c.delivered_bytes(), 4000);
+    }
+
+    #[test]
+    fn three_dupacks_fast_retransmit_and_partial_ack_retransmits_next_hole() {
+        let mut pair = Pair::new(TcpParams { initial_window_segments: 10, ..params() });
+        pair.establish();
+        let sent = pair.on(true, |e, _| e.write(10_000));
+        assert_eq!(sent.len(), 10);
+        let ackp = |ack: u64| Packet {
+            flow: 0,
+            flow_gen: 0,
+            seq: 1,
+            ack,
+            payload: 0,
+            size: 40,
+            wnd: 64_000,
+            flags: flags::ACK,
+            ecn: Ecn::NotEct,
+            kind: PacketKind::Ack,
+            dir: Direction::Up,
+            hop: 0,
+            enqueued_at: 0,
+        };
+        // Segments 1 (seq 1) and 4 (seq 3001) are lost: the receiver acks 1 repeatedly.
+        for _ in 0..2 {
+            assert!(pair.deliver(true, &ackp(1)).is_empty());
+        }
+        let fr = pair.deliver(true, &ackp(1));
+        assert_eq!((fr[0].kind, fr[0].seq), (PacketKind::Retx, 1), "fast retransmit");
+        assert_eq!(pair.s.window().ssthresh, 5000);
+        assert_eq!(pair.s.window().cwnd, 8000);
+        assert_eq!(pair.s.stats.rtos, 0);
+        // The retransmission fills the first hole: a partial ACK up to the second hole.
+        let pa = pair.deliver(true, &ackp(3001));
+        assert_eq!((pa[0].kind, pa[0].seq), (PacketKind::Retx, 3001), "partial ACK: next hole");
+        // Full ACK: cwnd = min(ssthresh, FlightSize + SMSS) with nothing left in flight.
+        pair.deliver(true, &ackp(10_001));
+        assert_eq!(pair.s.window().cwnd, 2000);
+        assert!(!pair.s.in_recovery);
+    }
+
+    #[test]
+    fn ece_halves_once_per_window_and_cwr_follows() {
+        let mut pair = Pair::new(TcpParams { ecn: true, initial_window_segments: 10, ..params() });
+        pair.establish();
+        let sent = pair.on(true, |e, _| e.write(20_000));
+        assert!(sent.iter().all(|p| p.ecn == Ecn::Ect0));
+        let ece = |ack: u64| Packet {
+            flow: 0,
+            flow_gen: 0,
+            seq: 1,
+            ack,
+            payload: 0,
+            size: 40,
+            wnd: 64_000,
+            flags: flags::ACK | flags::ECE,
+            ecn: Ecn::NotEct,
+            kind: PacketKind::Ack,
+            dir: Direction::Up,
+            hop: 0,
+            enqueued_at: 0,
+        };
+        // 8 segments are still in flight when the echo arrives: ssthresh = cwnd = 4000.
+        assert!(pair.deliver(true, &ece(2001)).is_empty());
+        assert_eq!(pair.s.window().cwnd, 4000);
+        pair.deliver(true, &ece(4001));
+        assert_eq!(pair.s.window().cwnd, 4000, "no second reduction, no growth, in the same window");
+        assert_eq!(pair.s.stats.ecn_reductions, 1);
+        let plain = Packet { flags: flags::ACK, ..ece(8001) };
+        let out = pair.deliver(true, &plain);
+        assert_eq!(out.len(), 2);
+        assert!(out[0].has(flags::CWR) && !out[1].has(flags::CWR), "CWR on the next new segment only");
+    }
+
+    #[test]
+    fn fin_exchange_closes_both_ends() {
+        let mut pair = Pair::new(params());
+        pair.establish();
+        let fin = pair.on(false, |e, _| e.close());
+        assert_eq!(fin[0].kind, PacketKind::Fin);
+        assert_eq!(pair.c.state, TcpState::FinWait1);
+        let mut ev = TcpEvents::default();
+        let ack = pair.on(true, |e, ctx| ev = e.on_segment(&fin[0], ctx));
+        assert!(ev.peer_closed);
+        assert_eq!(pair.s.state, TcpState::CloseWait);
+        pair.deliver(false, &ack[0]);
+        assert_eq!(pair.c.state, TcpState::FinWait2);
+        let sfin = pair.on(true, |e, _| e.close());
+        assert_eq!(pair.s.state, TcpState::LastAck);
+        let last = pair.deliver(false, &sfin[0]);
+        assert_eq!(pair.c.state, TcpState::TimeWait);
+        pair.deliver(true, &last[0]);
+        assert_eq!(pair.s.state, TcpState::Closed);
+        assert!(pair.c.is_done() && pair.s.is_done());
+    }
+
+    #[test]
+    fn ranges_merge() {
+        let mut r = Vec::new();
+        insert_range(&mut r, 10, 20);
+        insert_range(&mut r, 30, 40);
+        insert_range(&mut r, 20, 30);
+        assert_eq!(r, vec![(10, 40)]);
+        insert_range(&mut r, 50, 60);
+        insert_range(&mut r, 5, 8);
+        assert_eq!(r, vec![(5, 8), (10, 40), (50, 60)]);
+    }
+}

@@ -1,0 +1,16 @@
+//! TCP: the connection state machine and its parts.
+//!
+//! * [`endpoint`]: one end of a connection (RFC 793 states, handshake with SYN and SYN-ACK
+//!   retransmission, byte sequence numbers, cumulative ACKs with out-of-order buffering,
+//!   delayed ACKs, NewReno loss recovery, RFC 3168 ECN, FIN exchange);
+//! * [`rtt`]: the RFC 6298 retransmission-timeout estimator;
+//! * [`cc`]: congestion controllers, pure state machines behind one trait (STYLE 5);
+//! * [`params`]: endpoint profiles and their resolved parameters.
+
+pub mod cc;
+pub mod endpoint;
+pub mod params;
+pub mod rtt;
+
+pub use endpoint::{Endpoint, Role, SegmentCtx, TcpEvents, TcpState};
+pub use params::TcpParams;

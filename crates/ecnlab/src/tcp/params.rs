@@ -1,0 +1,61 @@
+//! Resolved TCP endpoint parameters (all times in nanoseconds, sizes in bytes).
+//!
+//! Profiles (spec section 20.3, 21, 22): `seed-2005` is the endpoint of the 2005 studies
+//! (initial RTO 3 s per RFC 2988, min RTO 1 s, IW 2, delayed ACK 200 ms); `rfc6298` is today's
+//! standard (initial RTO 1 s, min RTO 1 s, IW per RFC 3390); `linux` has Linux's defaults
+//! (min RTO 200 ms, max RTO 120 s, IW 10, delayed ACK 40 ms). Linux's own RTO formula (an
+//! rttvar floor of min RTO) is not modelled: every profile uses the RFC 6298 formula.
+
+use crate::engine::SimTime;
+
+/// Which congestion controller an endpoint runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CcKind {
+    NewReno,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct TcpParams {
+    pub mss_bytes: u32,
+    pub header_bytes: u32,
+    pub initial_rto: SimTime,
+    pub min_rto: SimTime,
+    pub max_rto: SimTime,
+    /// RFC 6298 clock granularity G.
+    pub clock_granularity: SimTime,
+    pub initial_window_segments: u32,
+    pub delayed_ack: SimTime,
+    pub ack_every_segments: u32,
+    pub syn_retries: u32,
+    pub cc: CcKind,
+    /// RFC 5681 section 3.1: one-segment initial window after a lost SYN or SYN-ACK.
+    pub iw_one_after_syn_loss: bool,
+    /// The endpoint is ECN-capable (RFC 3168): it asks for ECN (client) or accepts it (server).
+    pub ecn: bool,
+}
+
+/// RFC 3390's initial window in segments for a given MSS: min(4 MSS, max(2 MSS, 4380 B)).
+pub fn rfc3390_iw_segments(mss: u32) -> u32 {
+    (4380 / mss).clamp(2, 4)
+}
+
+impl TcpParams {
+    /// Bytes of the initial window.
+    pub fn initial_window_bytes(&self) -> u64 {
+        self.initial_window_segments as u64 * self.mss_bytes as u64
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rfc3390_table() {
+        // Spec Part V: SMSS 1460 -> 3 segments; 4 if SMSS <= 1095; 2 above 2190.
+        assert_eq!(rfc3390_iw_segments(1460), 3);
+        assert_eq!(rfc3390_iw_segments(1095), 4);
+        assert_eq!(rfc3390_iw_segments(536), 4);
+        assert_eq!(rfc3390_iw_segments(2191), 2);
+    }
+}
