@@ -8,13 +8,13 @@
 
 pub mod aqm;
 pub mod engine;
-//pub mod metrics;
+pub mod metrics;
 pub mod net;
 pub mod packet;
 pub mod scenario;
-//pub mod sim;
+pub mod sim;
 pub mod tcp;
-//pub mod workload;
+pub mod workload;
 
 pub use scenario::{ConfigError, Scenario};
-//pub use sim::Simulation;
+pub use sim::Simulation;

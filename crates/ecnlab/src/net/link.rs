@@ -126,6 +126,11 @@ impl Link {
         (id, self.wire.front().map(|&(t, _)| t))
     }
 
+    /// The packet being serialized, if any.
+    pub fn transmitting(&self) -> Option<PacketId> {
+        self.transmitting
+    }
+
     /// Packets on this link: queued, in transmission, or propagating.
     pub fn packets_inside(&self) -> u64 {
         self.queue.len_pkts() as u64 + self.transmitting.is_some() as u64 + self.wire.len() as u64

@@ -499,7 +499,7 @@ impl Workload {
             }
             Workload::PacketSource { rate_pps, size_bytes, start_s, stop_s, .. } => {
                 positive(*rate_pps, &format!("{path}.rate_pps"))?;
-                size_check(size_bytes, "size_bytes", 1.0)?;
+                size_check(size_bytes, "size_bytes", 0.0)?;
                 non_negative(*start_s, &format!("{path}.start_s"))?;
                 let stop = stop_s.unwrap_or(duration_s);
                 check(stop > *start_s, &format!("{path}.stop_s"), stop, &format!("must be after start_s ({start_s})"))
