@@ -293,6 +293,27 @@ impl TcpConfig {
         }
     }
 
+    /// The same settings with every value the profile supplies written out.
+    pub fn filled(&self) -> TcpConfig {
+        let p = self.resolve();
+        let secs = |t: u64| t as f64 / 1e9;
+        TcpConfig {
+            profile: self.profile,
+            mss_bytes: Some(p.mss_bytes),
+            header_bytes: Some(p.header_bytes),
+            initial_rto_s: Some(secs(p.initial_rto)),
+            min_rto_s: Some(secs(p.min_rto)),
+            max_rto_s: Some(secs(p.max_rto)),
+            initial_window_segments: Some(p.initial_window_segments),
+            delayed_ack_ms: Some(p.delayed_ack as f64 / 1e6),
+            ack_every_segments: Some(p.ack_every_segments),
+            syn_retries: Some(p.syn_retries),
+            congestion_control: Some(self.congestion_control.unwrap_or_default()),
+            iw_one_after_syn_loss: Some(p.iw_one_after_syn_loss),
+            ecn: Some(p.ecn),
+        }
+    }
+
     fn validate(&self) -> Result<(), ConfigError> {
         let p = self.resolve();
         check(p.mss_bytes >= 1, "tcp.mss_bytes", p.mss_bytes, "must be at least 1")?;
@@ -372,13 +393,13 @@ fn default_packet_size() -> Dist {
 pub enum Workload {
     /// Long-lived flows.
     Bulk {
-        /// Number of connections.
-        flows: u32,
+        /// Number of connections (signed here so a negative value gets an error naming it).
+        flows: i64,
         #[serde(default)]
         direction: DirectionName,
         /// Bytes each flow sends, then it closes (unlimited when absent).
         #[serde(default, skip_serializing_if = "Option::is_none")]
-        bytes: Option<u64>,
+        bytes: Option<i64>,
         /// Start of every flow (s).
         #[serde(default)]
         start_s: f64,
@@ -465,6 +486,7 @@ impl Workload {
         match self {
             Workload::Bulk { flows, start_s, start_jitter_s, rtt_ms, rwnd_bytes, bytes, .. } => {
                 check(*flows >= 1, &format!("{path}.flows"), flows, "must be at least 1")?;
+                check(*flows <= 10_000_000, &format!("{path}.flows"), flows, "must be at most 10000000")?;
                 non_negative(*start_s, &format!("{path}.start_s"))?;
                 non_negative(*start_jitter_s, &format!("{path}.start_jitter_s"))?;
                 if let Some(b) = bytes {
@@ -569,9 +591,11 @@ impl Scenario {
         Ok(s)
     }
 
-    /// The scenario as JSON with every default filled in.
+    /// The scenario as JSON with every default filled in, the TCP profile's values included.
     pub fn to_json(&self) -> String {
-        serde_json::to_string_pretty(self).expect("a scenario always serializes")
+        let mut s = self.clone();
+        s.tcp = s.tcp.filled();
+        serde_json::to_string_pretty(&s).expect("a scenario always serializes")
     }
 
     /// The path's propagation RTT (ms) without per-flow extra delay.
@@ -682,8 +706,11 @@ mod tests {
         assert_eq!(s.topology.bottleneck.queue.effective_limits(), (Some(100), None));
         let p = s.tcp.resolve();
         assert_eq!((p.initial_rto, p.min_rto, p.initial_window_segments), (1_000_000_000, 1_000_000_000, 3));
-        // Normalizing twice is stable.
-        assert_eq!(Scenario::from_json(&s.to_json()).unwrap(), s);
+        // Normalizing writes the profile's values out, and is stable.
+        let n = Scenario::from_json(&s.to_json()).unwrap();
+        assert_eq!(n.tcp.mss_bytes, Some(1460));
+        assert_eq!(n.tcp.resolve(), s.tcp.resolve());
+        assert_eq!(Scenario::from_json(&n.to_json()).unwrap(), n);
     }
 
     #[test]

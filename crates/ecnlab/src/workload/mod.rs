@@ -66,7 +66,7 @@ pub fn bulk_flows(index: u32, w: &Workload, seed: u64, clients: u32, servers: u3
     let mut start_rng = Rng::stream(seed, StreamId { purpose: purpose::START, a: index, b: 0 });
     let mut rtt_rng = Rng::stream(seed, StreamId { purpose: purpose::FLOW_RTT, a: index, b: 0 });
     let mut rwnd_rng = Rng::stream(seed, StreamId { purpose: purpose::FLOW_RWND, a: index, b: 0 });
-    (0..*flows)
+    (0..*flows as u32)
         .map(|i| {
             let start = from_secs(start_s + start_jitter_s * start_rng.uniform());
             let spec = ConnSpec {
@@ -75,7 +75,7 @@ pub fn bulk_flows(index: u32, w: &Workload, seed: u64, clients: u32, servers: u3
                 server: i % servers,
                 rtt: draw_rtt(rtt_ms, &mut rtt_rng),
                 rwnd_bytes: draw_rwnd(rwnd_bytes, &mut rwnd_rng),
-                plan: FlowPlan::Bulk { dir: direction(*dir), bytes: *bytes },
+                plan: FlowPlan::Bulk { dir: direction(*dir), bytes: bytes.map(|b| b as u64) },
             };
             (start, spec)
         })

@@ -1,0 +1,89 @@
+"""Native core of ecnlab (Rust, PyO3).
+
+This module is the thin binding over the Rust simulator. Most users want
+:func:`ecnlab.run`, which drives :class:`Simulation` in chunks, shows progress and converts
+the result tables to pyarrow; the functions here are the building blocks it uses.
+
+Scenarios cross the boundary as JSON text: the Rust core owns the schema
+(``docs/scenario.md``), validates every field and refuses unknown ones.
+"""
+
+__version__: str
+"""Version of the ecnlab crate this module was built from."""
+
+def schema() -> str:
+    """Return the JSON Schema of a scenario, as pretty-printed JSON text."""
+
+def normalize(config_json: str) -> str:
+    """Validate a scenario and return it with every default filled in.
+
+    Args:
+        config_json: the scenario as JSON text (a TOML file parsed and re-encoded as JSON).
+
+    Returns:
+        The normalized scenario as JSON text: every optional field present with its value,
+        TCP profile values expanded.
+
+    Raises:
+        ValueError: the scenario is invalid. The message names the field, the value and the
+            rule, e.g. ``topology.bottleneck.rate_bps (-5) must be positive``.
+    """
+
+class Simulation:
+    """One simulation run of one scenario with one seed.
+
+    The simulation is advanced explicitly with :meth:`run_until` (the GIL is released while
+    it runs), then finalized with :meth:`results`. All randomness derives from ``seed``: the
+    same scenario and seed give identical results.
+    """
+
+    def __init__(self, config_json: str, seed: int) -> None:
+        """Build the network and workloads of a scenario.
+
+        Args:
+            config_json: the scenario as JSON text.
+            seed: the run seed (an unsigned 64-bit integer).
+
+        Raises:
+            ValueError: the scenario is invalid (same messages as :func:`normalize`).
+        """
+
+    @property
+    def now_ns(self) -> int:
+        """Current simulated time, in nanoseconds."""
+
+    @property
+    def end_ns(self) -> int:
+        """Simulated time at which the run ends (``duration_s``), in nanoseconds."""
+
+    @property
+    def events(self) -> int:
+        """Number of events processed so far."""
+
+    def run_until(self, t_ns: int) -> bool:
+        """Advance the simulation to ``min(t_ns, end_ns)``, releasing the GIL.
+
+        Returns:
+            True once the end of the run has been reached.
+        """
+
+    def results(self) -> dict[str, dict[str, tuple[str, bytes] | list[str]]]:
+        """Finalize the run and return its tables.
+
+        Call once, after the end is reached; called earlier it stops the run and finalizes
+        the measurements at ``now_ns``.
+
+        Returns:
+            Table name (``exchanges``, ``flows``, ``links``, ``queue_counts``,
+            ``queue_samples``, ``sojourn``) to column name to either a ``(dtype, data)`` pair,
+            with ``dtype`` one of ``"f64"``, ``"i64"``, ``"u64"``, ``"bool"`` and ``data`` the
+            little-endian values (one byte per bool), or a list of strings. See
+            ``docs/results.md`` for the columns.
+        """
+
+    def summary(self) -> dict[str, float | int | str]:
+        """Return the run's summary (a flat dictionary, ``docs/results.md``).
+
+        Valid after :meth:`results`. Includes ``events`` but not ``wall_s``, which the
+        Python side measures and adds.
+        """

@@ -1,0 +1,145 @@
+"""Loading scenarios from TOML files or dicts, and ``path=value`` overrides.
+
+Validation is not done here: the Rust core owns the schema and checks every field (unknown
+fields included) when the scenario reaches it. This module only parses and edits the tree,
+so an override with a misspelt path is passed through and refused by Rust with a message
+naming the field.
+"""
+
+from __future__ import annotations
+
+import copy
+import datetime
+import sys
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any, Union
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on Python < 3.11 only
+    import tomli as tomllib
+
+__all__ = ["ScenarioSource", "apply_override", "load_scenario", "parse_value"]
+
+ScenarioSource = Union[str, Path, Mapping[str, Any]]
+"""A scenario: the path of a TOML file, or a mapping of the same shape."""
+
+
+def load_scenario(source: ScenarioSource, overrides: Sequence[str] = ()) -> dict[str, Any]:
+    """Load a scenario and apply overrides.
+
+    Args:
+        source: path of a TOML file (``str`` or ``Path``), or a mapping of the same shape
+            (deep-copied, never modified).
+        overrides: ``path=value`` strings applied in order, for example
+            ``topology.bottleneck.rate_bps=10e6`` or ``workloads.0.flows=30``. The path is
+            dotted; integer segments index arrays; missing tables along the path are created.
+            The value is parsed as a TOML value (``10e6``, ``true``, ``"text"``,
+            ``{ dist = "constant", value = 5 }``), falling back to the raw string
+            (``droptail``).
+
+    Returns:
+        The scenario as a plain dict, not yet validated (:func:`ecnlab.run` validates it).
+
+    Raises:
+        FileNotFoundError: the file does not exist.
+        ValueError: the file is not valid TOML, or an override is malformed or goes through
+            a value that is neither a table nor an array.
+    """
+    if isinstance(source, Mapping):
+        scenario: dict[str, Any] = copy.deepcopy(dict(source))
+    elif isinstance(source, (str, Path)):
+        scenario = _read_toml(Path(source))
+    else:
+        raise TypeError(f"scenario must be a TOML file path or a dict, not {type(source).__name__}")
+    if isinstance(overrides, str):
+        # A lone string would otherwise be applied character by character.
+        overrides = [overrides]
+    for override in overrides:
+        apply_override(scenario, override)
+    return scenario
+
+
+def _read_toml(path: Path) -> dict[str, Any]:
+    try:
+        with path.open("rb") as f:
+            return tomllib.load(f)
+    except FileNotFoundError:
+        raise FileNotFoundError(f"scenario file not found: {path}") from None
+    except IsADirectoryError:
+        raise ValueError(f"{path}: is a directory, not a scenario file") from None
+    except tomllib.TOMLDecodeError as e:
+        raise ValueError(f"{path}: invalid TOML: {e}") from None
+    except UnicodeDecodeError as e:
+        raise ValueError(f"{path}: invalid TOML: not UTF-8 text ({e})") from None
+
+
+def parse_value(text: str) -> Any:
+    """Parse an override value as a TOML value, falling back to the string itself.
+
+    Dates and times are kept as strings: they have no place in a scenario and are not
+    JSON-serializable.
+    """
+    try:
+        value = tomllib.loads(f"v = {text}")["v"]
+    except tomllib.TOMLDecodeError:
+        return text
+    if isinstance(value, (datetime.date, datetime.time)):
+        return text
+    return value
+
+
+def apply_override(scenario: dict[str, Any], override: str) -> None:
+    """Apply one ``path=value`` override to ``scenario`` in place.
+
+    Raises:
+        ValueError: naming the override, if it has no ``=``, an empty path segment, an array
+            index that is not an integer or out of range, or a path through a scalar value.
+    """
+    path_text, sep, value_text = override.partition("=")
+    path_text = path_text.strip()
+    if not sep or not path_text:
+        raise ValueError(f"override {override!r}: expected path=value")
+    keys = path_text.split(".")
+    if any(not k.strip() for k in keys):
+        raise ValueError(f"override {override!r}: empty segment in path {path_text!r}")
+    keys = [k.strip() for k in keys]
+    value = parse_value(value_text.strip())
+
+    node: Any = scenario
+    for depth, key in enumerate(keys):
+        last = depth == len(keys) - 1
+        where = ".".join(keys[:depth]) or "the scenario"
+        if isinstance(node, list):
+            index = _list_index(key, len(node), override, where)
+            if last:
+                node[index] = value
+            else:
+                node = node[index]
+        elif isinstance(node, dict):
+            if last:
+                node[key] = value
+            else:
+                # A path through a missing key creates the table; Rust refuses it later if
+                # the key is not a field of the scenario.
+                node = node.setdefault(key, {})
+        else:
+            # A user input error, reported like the other override errors (not TypeError).
+            raise ValueError(  # noqa: TRY004
+                f"override {override!r}: {where} is {node!r}, not a table or array"
+            )
+
+
+def _list_index(key: str, length: int, override: str, where: str) -> int:
+    try:
+        index = int(key)
+    except ValueError:
+        raise ValueError(
+            f"override {override!r}: {where} is an array; {key!r} is not an index"
+        ) from None
+    if not 0 <= index < length:
+        raise ValueError(
+            f"override {override!r}: index {index} out of range, {where} has {length} entries"
+        )
+    return index

@@ -1,0 +1,271 @@
+"""The ``ecnlab`` command line: run, validate, schema, bench.
+
+Expected errors (invalid scenario, missing file, existing results) print one red line and
+exit with code 2, without a traceback.
+
+No ``from __future__ import annotations`` here: typer evaluates the parameter annotations at
+run time, so they are spelled in a form Python 3.9 can evaluate (``Optional``, not ``X | None``).
+"""
+# ruff: noqa: FA100
+
+import json
+import math
+from pathlib import Path
+from typing import Annotated, Any, NoReturn, Optional
+
+import pyarrow.compute as pc
+import typer
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from . import _core
+from . import bench as bench_mod
+from ._result import Result
+from ._run import run as run_scenario
+from ._scenario import load_scenario
+from .store import RunExistsError, check_out_dir, write_run
+
+__all__ = ["app", "median_response_time", "summary_table"]
+
+app = typer.Typer(
+    name="ecnlab",
+    help="Packet-level laboratory for ECN, AQM and TCP congestion control.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    rich_markup_mode=None,
+)
+
+out_console = Console()
+err_console = Console(stderr=True)
+
+EXIT_ERROR = 2
+EXIT_INTERRUPTED = 130
+
+_SETS_HELP = "Override a scenario field, e.g. topology.bottleneck.rate_bps=10e6 (repeatable)."
+
+
+def _fail(message: str) -> NoReturn:
+    err_console.print(f"[bold red]error:[/] [red]{escape(message)}[/]", soft_wrap=True)
+    raise typer.Exit(EXIT_ERROR)
+
+
+def _load(path: Path, sets: Optional[list[str]]) -> dict[str, Any]:
+    try:
+        return load_scenario(path, sets or ())
+    except (OSError, ValueError) as e:
+        _fail(str(e))
+
+
+def _version_callback(value: bool) -> None:
+    if value:
+        typer.echo(f"ecnlab {_core.__version__}")
+        raise typer.Exit()
+
+
+ScenarioArg = Annotated[Path, typer.Argument(help="Scenario TOML file.", show_default=False)]
+SetsOpt = Annotated[
+    Optional[list[str]],
+    typer.Option("--set", "-s", metavar="PATH=VALUE", help=_SETS_HELP, show_default=False),
+]
+
+
+@app.callback()
+def main(
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version", callback=_version_callback, is_eager=True, help="Print the version."
+        ),
+    ] = False,
+) -> None:
+    """Packet-level laboratory for ECN, AQM and TCP congestion control."""
+
+
+@app.command("run")
+def run_cmd(
+    scenario: ScenarioArg,
+    out: Annotated[Path, typer.Option("--out", "-o", help="Folder to write the results to.")],
+    seed: Annotated[int, typer.Option("--seed", min=0, help="Run seed.")] = 1,
+    sets: SetsOpt = None,
+    force: Annotated[bool, typer.Option("--force", help="Replace a run already in --out.")] = False,
+    quiet: Annotated[
+        bool, typer.Option("--quiet", "-q", help="No progress bar, no summary.")
+    ] = False,
+) -> None:
+    """Run a scenario and write its tables (parquet) and manifest to --out."""
+    config = _load(scenario, sets)
+    try:
+        # Fail before a long simulation, not after it.
+        check_out_dir(out, force=force)
+        result = run_scenario(config, seed, progress=False if quiet else None)
+        written = write_run(result, out, force=force)
+    except RunExistsError as e:
+        _fail(f"{out} already holds a run; use --force to replace it" if e.replaceable else str(e))
+    except ValueError as e:
+        _fail(f"{scenario}: {e}")
+    except OSError as e:
+        _fail(str(e))
+    except KeyboardInterrupt:
+        err_console.print("[yellow]interrupted; nothing written[/]")
+        raise typer.Exit(EXIT_INTERRUPTED) from None
+    if not quiet:
+        out_console.print(summary_table(result, written))
+
+
+@app.command()
+def validate(scenario: ScenarioArg, sets: SetsOpt = None) -> None:
+    """Check a scenario and print it as JSON with every default filled in."""
+    config = _load(scenario, sets)
+    try:
+        normalized = _core.normalize(json.dumps(config, allow_nan=False))
+    except ValueError as e:
+        _fail(f"{scenario}: {e}")
+    typer.echo(json.dumps(json.loads(normalized), indent=2))
+
+
+@app.command()
+def schema() -> None:
+    """Print the JSON Schema of scenarios."""
+    typer.echo(_core.schema())
+
+
+@app.command()
+def bench(
+    as_json: Annotated[bool, typer.Option("--json", help="Print a JSON list of records.")] = False,
+    quick: Annotated[
+        bool, typer.Option("--quick", help="10% of every duration (smoke test).")
+    ] = False,
+    only: Annotated[
+        Optional[list[str]],
+        typer.Option("--only", hidden=True, help="Run only this case: NAME or NAME:N."),
+    ] = None,
+) -> None:
+    """Measure simulator speed and memory on fixed scenarios (one subprocess each)."""
+    try:
+        cases = (
+            [c for text in only for c in bench_mod.parse_case(text)] if only else bench_mod.CASES
+        )
+    except ValueError as e:
+        _fail(str(e))
+    show_status = err_console.is_terminal
+
+    def on_start(case: bench_mod.Case) -> None:
+        if show_status:
+            err_console.print(f"[dim]running {case.label}{' (quick)' if quick else ''}...[/]")
+
+    try:
+        records = bench_mod.run_cases(cases, quick=quick, on_start=on_start)
+    except bench_mod.BenchError as e:
+        _fail(str(e))
+    except KeyboardInterrupt:
+        err_console.print("[yellow]interrupted[/]")
+        raise typer.Exit(EXIT_INTERRUPTED) from None
+    if as_json:
+        typer.echo(json.dumps(records, indent=2))
+        return
+    table = Table(title=f"ecnlab {_core.__version__} benchmark{' (quick)' if quick else ''}")
+    table.add_column("scenario", no_wrap=True)
+    for heading in ("flows", "events/s", "pkts/s", "sim/wall", "RSS MB", "Mb/s"):
+        table.add_column(heading, justify="right", no_wrap=True)
+    for r in records:
+        table.add_row(
+            r["scenario"],
+            str(r["n_flows"]),
+            f"{r['events_per_s']:,.0f}",
+            f"{r['bottleneck_pkts_per_s']:,.0f}",
+            f"{r['sim_s_per_wall_s']:.1f}",
+            f"{r['peak_rss_mb']:.0f}",
+            f"{r['goodput_mbps']:.2f}",
+        )
+    table.caption = (
+        "pkts/s: data packets through the bottleneck per wall second; sim/wall: simulated "
+        "seconds per wall second; RSS: peak resident memory of the case's process; Mb/s: goodput"
+    )
+    out_console.print(table)
+
+
+# --- summary of one run --------------------------------------------------------------
+
+
+def summary_table(result: Result, written: Optional[Path] = None) -> Table:
+    """The one-screen summary printed by ``ecnlab run``."""
+    s = result.summary
+    wall = float(s.get("wall_s", math.nan))
+    sim_s = float(s.get("sim_s", result.scenario.get("duration_s", math.nan)))
+    events = s.get("events", 0)
+    name = str(result.scenario.get("name", ""))
+
+    table = Table(title=escape(f"{name} (seed {result.seed})"), show_header=False)
+    table.add_column("metric", style="bold")
+    table.add_column("value", justify="right")
+    rows = [
+        ("simulated time", f"{sim_s:g} s (window {_num(s.get('window_s'), '{:g}')} s)"),
+        ("wall time", f"{wall:.2f} s ({_ratio(sim_s, wall)} x real time)"),
+        ("events", f"{events:,} ({_ratio(events, wall, '{:,.0f}')}/s)"),
+        (
+            "exchanges completed / started",
+            f"{s.get('exchanges_completed', 0):,} / {s.get('exchanges_started', 0):,}",
+        ),
+        (
+            "response time mean / median",
+            f"{_ms(s.get('mean_response_time_s'))} / {_ms(median_response_time(result))}",
+        ),
+        (
+            "utilization down / up",
+            f"{_pct(s.get('utilization_down'))} / {_pct(s.get('utilization_up'))}",
+        ),
+        ("loss rate down / up", f"{_pct(s.get('loss_rate_down'))} / {_pct(s.get('loss_rate_up'))}"),
+        ("mark rate down / up", f"{_pct(s.get('mark_rate_down'))} / {_pct(s.get('mark_rate_up'))}"),
+        ("goodput", _bps(s.get("goodput_bps"))),
+    ]
+    if written is not None:
+        rows.append(("written to", escape(str(written))))
+    for label, value in rows:
+        table.add_row(label, value)
+    return table
+
+
+def median_response_time(result: Result) -> float:
+    """Median response time of the completed exchanges in the window (NaN if none)."""
+    ex = result.tables.get("exchanges")
+    if ex is None or ex.num_rows == 0 or "response_time_s" not in ex.column_names:
+        return math.nan
+    times = ex.column("response_time_s")
+    if "completed" in ex.column_names:
+        times = pc.filter(times, ex.column("completed"))
+    times = pc.drop_null(times)
+    if len(times) == 0:
+        return math.nan
+    median = pc.quantile(times, q=0.5).to_pylist()[0]
+    return math.nan if median is None else float(median)
+
+
+def _is_number(x: Any) -> bool:
+    return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
+
+
+def _num(x: Any, fmt: str) -> str:
+    return fmt.format(x) if _is_number(x) else "-"
+
+
+def _ratio(a: Any, b: Any, fmt: str = "{:.2f}") -> str:
+    return fmt.format(a / b) if _is_number(a) and _is_number(b) and b > 0 else "-"
+
+
+def _pct(x: Any) -> str:
+    return f"{100 * x:.2f} %" if _is_number(x) else "-"
+
+
+def _ms(x: Any) -> str:
+    return f"{1000 * x:.1f} ms" if _is_number(x) else "-"
+
+
+def _bps(x: Any) -> str:
+    if not _is_number(x):
+        return "-"
+    for unit, scale in (("Gb/s", 1e9), ("Mb/s", 1e6), ("kb/s", 1e3)):
+        if abs(x) >= scale:
+            return f"{x / scale:.2f} {unit}"
+    return f"{x:.0f} b/s"

@@ -1,0 +1,90 @@
+"""Shared fixtures: small real simulations (no mocks), run once per test session."""
+
+from __future__ import annotations
+
+import copy
+import math
+from pathlib import Path
+from typing import Any
+
+import ecnlab
+import pyarrow as pa
+import pytest
+from ecnlab.cli import app
+from typer.testing import CliRunner, Result
+
+ROOT = Path(__file__).resolve().parents[1]
+EXAMPLES = ROOT / "examples"
+
+# A few seconds of a 10 Mb/s dumbbell with both TCP workloads and a short queue, so that
+# every table has rows (drops included) and random RTTs make seeds matter.
+SMALL: dict[str, Any] = {
+    "name": "test-small",
+    "duration_s": 3.0,
+    "warmup_s": 0.5,
+    "topology": {
+        "clients": 2,
+        "servers": 2,
+        "bottleneck": {"rate_bps": 10e6, "delay_ms": 5, "queue": {"limit_pkts": 30}},
+    },
+    "workloads": [
+        {"kind": "bulk", "flows": 2, "rtt_ms": {"dist": "uniform", "low": 20, "high": 60}},
+        {
+            "kind": "exchanges",
+            "arrival_rate_per_s": 30,
+            "response_bytes": {"dist": "lomax", "scale": 1720, "shape": 1.2, "max": 1e6},
+            "rtt_ms": {"dist": "uniform", "low": 20, "high": 100},
+        },
+    ],
+    "metrics": {"interval_s": 0.5},
+}
+
+
+@pytest.fixture
+def small() -> dict[str, Any]:
+    """A fresh copy of the small scenario, free to modify."""
+    return copy.deepcopy(SMALL)
+
+
+@pytest.fixture(scope="session")
+def small_result() -> ecnlab.Result:
+    """The small scenario run once with seed 1."""
+    return ecnlab.run(copy.deepcopy(SMALL), seed=1, progress=False)
+
+
+def table_values(table: pa.Table) -> dict[str, list[Any]]:
+    """Column values with NaN replaced by a marker, so equal tables compare equal.
+
+    (``pa.Table.equals`` treats NaN as unequal to itself, and ``end_s`` is NaN for
+    unfinished exchanges.)
+    """
+    return {
+        name: ["NaN" if isinstance(v, float) and math.isnan(v) else v for v in column]
+        for name, column in table.to_pydict().items()
+    }
+
+
+def assert_tables_identical(a: dict[str, pa.Table], b: dict[str, pa.Table]) -> None:
+    assert list(a) == list(b)
+    for name, table in a.items():
+        assert table.schema == b[name].schema, name
+        assert table_values(table) == table_values(b[name]), name
+
+
+# --- the command line ---------------------------------------------------------------
+
+runner = CliRunner()
+
+
+def invoke(*args: str) -> Result:
+    return runner.invoke(app, list(args), catch_exceptions=False)
+
+
+def assert_one_line_error(result: Result, *fragments: str) -> None:
+    assert result.exit_code == 2, result.output
+    err = result.stderr.strip()
+    assert err.startswith("error:"), err
+    assert "\n" not in err, f"not one line: {err!r}"
+    assert "Traceback" not in result.output
+    for fragment in fragments:
+        assert fragment in err, f"{fragment!r} not in {err!r}"
