@@ -66,7 +66,8 @@ struct Conn {
     /// Exchange the client is waiting for, and the one the server answers next.
     client_cur: u32,
     server_cur: u32,
-    /// Cumulative request and response bytes through the current exchanges.
+    /// Cumulative request bytes through the exchange the server answers next, and cumulative
+    /// response bytes through the exchange the client waits for.
     req_end: u64,
     resp_end: u64,
     ex_start: SimTime,
@@ -195,7 +196,6 @@ pub struct Simulation {
     scripted_drop: Option<(PacketKind, u64)>,
     scripted_seen: u64,
     orphans: u64,
-    source_delivered: u64,
     wall_start: Instant,
     finished: bool,
 }
@@ -271,7 +271,6 @@ impl Simulation {
             scripted_drop: None,
             scripted_seen: 0,
             orphans: 0,
-            source_delivered: 0,
             wall_start: Instant::now(),
             finished: false,
             scenario: scenario.clone(),
@@ -356,7 +355,6 @@ impl Simulation {
                 let p = self.pool.get(id);
                 if p.kind == PacketKind::Other && (l == BOTTLENECK_UP || l == BOTTLENECK_DOWN) {
                     // Unresponsive packets leave the network after the bottleneck.
-                    self.source_delivered += 1;
                     self.pool.free(id);
                 } else {
                     self.forward(id);
@@ -719,7 +717,6 @@ impl Simulation {
         let c = &mut self.conns[conn as usize];
         let FlowPlan::Exchanges(ex) = &c.plan else { return };
         let next = ex[c.client_cur as usize];
-        c.req_end += next.request_bytes;
         c.resp_end += next.response_bytes;
         c.ex_start = self.now;
         c.ex_rtos = c.rtos();
@@ -745,10 +742,12 @@ impl Simulation {
             }
             FlowPlan::Exchanges(ex) => {
                 if ev.delivered && (c.server_cur as usize) < ex.len() {
-                    let req_end: u64 = ex[..=c.server_cur as usize].iter().map(|e| e.request_bytes).sum();
-                    if c.server.delivered_bytes() >= req_end {
+                    if c.server.delivered_bytes() >= c.req_end {
                         let e = ex[c.server_cur as usize];
                         c.server_cur += 1;
+                        if let Some(next) = ex.get(c.server_cur as usize) {
+                            c.req_end += next.request_bytes;
+                        }
                         if e.server_delay == 0 {
                             c.server.write(e.response_bytes);
                         } else {
