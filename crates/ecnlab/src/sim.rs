@@ -13,7 +13,7 @@ use crate::engine::rng::{purpose, StreamId};
 use crate::engine::time::{from_millis, from_secs, to_secs};
 use crate::engine::{EventQueue, Rng, SimTime};
 use crate::metrics::{Column, Results, Table, Value};
-use crate::net::dumbbell::{LinkId, Route, BOTTLENECK_DOWN, BOTTLENECK_UP, NO_LINE};
+use crate::net::dumbbell::{LinkId, Route, BOTTLENECK_DOWN, BOTTLENECK_HOP, BOTTLENECK_UP, NO_LINE};
 use crate::net::link::LinkStats;
 use crate::net::{DelayLine, Dumbbell, Hop, Link, LinkWake, Offer};
 use crate::packet::{Direction, Ecn, Packet, PacketId, PacketKind, PacketPool};
@@ -404,11 +404,7 @@ impl Simulation {
         self.pool.get_mut(id).hop = next;
         match stage {
             Hop::Link(l) => self.send_on_link(l, id),
-            Hop::Line(k) => {
-                if let Some(t) = self.net.lines[k as usize].push(id, self.now) {
-                    self.events.push(t, Ev::LineOut(k));
-                }
-            }
+            Hop::Line(k) => self.enter_line(k, id, self.now),
             Hop::Host => self.deliver(id),
         }
     }
@@ -439,19 +435,43 @@ impl Simulation {
     fn after_link_op(&mut self, l: LinkId, wake: LinkWake) {
         if let Some(t) = wake.tx_done_at {
             self.events.push(t, Ev::TxDone(l));
-            if l <= BOTTLENECK_DOWN && self.now >= self.rec.warmup {
-                if let Some(id) = self.net.links[l as usize].transmitting() {
-                    let waited = self.now - self.pool.get(id).enqueued_at;
-                    let bin = ((waited / self.rec.sojourn_bin) as usize).min(self.rec.sojourn_bins - 1);
-                    self.rec.sojourn[l as usize][bin] += 1;
-                }
-            }
         }
-        if let Some(t) = wake.arrival_at {
-            self.events.push(t, Ev::Arrive(l));
+        if let Some((id, arrive)) = wake.started {
+            self.launch(l, id, arrive);
         }
         while let Some(id) = self.dropped.pop() {
             self.drop_packet(id);
+        }
+    }
+
+    /// A packet left link `l`'s queue and reaches the far end at `arrive`.
+    fn launch(&mut self, l: LinkId, id: PacketId, arrive: SimTime) {
+        if l <= BOTTLENECK_DOWN {
+            let p = self.pool.get(id);
+            if self.now >= self.rec.warmup {
+                let waited = self.now - p.enqueued_at;
+                let bin = ((waited / self.rec.sojourn_bin) as usize).min(self.rec.sojourn_bins - 1);
+                self.rec.sojourn[l as usize][bin] += 1;
+            }
+            // The delay line after a bottleneck is fed by it alone, in order: the packet can
+            // enter it now with the time it reaches it.
+            if p.kind != PacketKind::Other {
+                let route = self.conns[p.flow as usize].route;
+                if let (Hop::Line(k), next) = self.net.stage(p.dir, p.hop, &route) {
+                    self.pool.get_mut(id).hop = next;
+                    self.enter_line(k, id, arrive);
+                    return;
+                }
+            }
+        }
+        if let Some(t) = self.net.links[l as usize].put_on_wire(id, arrive) {
+            self.events.push(t, Ev::Arrive(l));
+        }
+    }
+
+    fn enter_line(&mut self, k: u32, id: PacketId, at: SimTime) {
+        if let Some(t) = self.net.lines[k as usize].push(id, at) {
+            self.events.push(t, Ev::LineOut(k));
         }
     }
 
@@ -819,7 +839,7 @@ impl Simulation {
             ecn: if ect { Ecn::Ect0 } else { Ecn::NotEct },
             kind: PacketKind::Other,
             dir,
-            hop: Dumbbell::bottleneck_hop(dir),
+            hop: BOTTLENECK_HOP,
             enqueued_at: 0,
         });
         self.forward(id);
@@ -829,7 +849,7 @@ impl Simulation {
 
     fn snapshot(&mut self, l: LinkId) -> Snapshot {
         let link = &mut self.net.links[l as usize];
-        Snapshot { t: self.now, queue: link.queue.stats(self.now).clone(), link: link.stats.clone() }
+        Snapshot { t: self.now, queue: link.queue.stats(self.now).clone(), link: link.stats_at(self.now) }
     }
 
     fn on_warmup(&mut self) {
@@ -1114,8 +1134,8 @@ impl Simulation {
         );
         f("mean_response_time_s", if rts.is_empty() { f64::NAN } else { rts.iter().sum::<f64>() / rts.len() as f64 });
         f("wall_s_core", self.wall_start.elapsed().as_secs_f64());
-        let data_pkts = self.net.links[BOTTLENECK_UP as usize].stats.delivered_data_pkts
-            + self.net.links[BOTTLENECK_DOWN as usize].stats.delivered_data_pkts;
+        let data_pkts = self.net.links[BOTTLENECK_UP as usize].stats_at(self.now).delivered_data_pkts
+            + self.net.links[BOTTLENECK_DOWN as usize].stats_at(self.now).delivered_data_pkts;
         let flows_started = flows.rows() as u64;
         let flows_completed = flows.bools("completed").iter().filter(|c| **c).count() as u64;
         let mut u = |k: &str, v: u64| s.push((k.to_string(), Value::U64(v)));

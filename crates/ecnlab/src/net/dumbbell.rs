@@ -1,13 +1,15 @@
 //! The dumbbell: client hosts - R1 - bottleneck - R2 - server hosts.
 //!
 //! ```text
-//!  client c --client_up[c]--> R1 --[delay line]--> bottleneck_up ----> R2 --server_down[s]--> server s
-//!  client c <--client_down[c]-- R1 <--[delay line]-- bottleneck_down <-- R2 <--server_up[s]-- server s
+//!  client c --client_up[c]--> R1 --bottleneck_up--> [delay line] --> R2 --server_down[s]--> server s
+//!  client c <--client_down[c]-- R1 <--[delay line] <--bottleneck_down-- R2 <--server_up[s]-- server s
 //! ```
 //!
 //! Each flow may have an extra delay (its propagation RTT minus the path's), split into an
-//! up and a down delay line on the client side of the bottleneck. Routing is a fixed walk along
-//! this path: a packet's `hop` counts the stages it has passed.
+//! up and a down delay line, each right after the bottleneck in its direction. A line is then
+//! fed by one link only, in order, so a packet can enter it as soon as it leaves the
+//! bottleneck's queue (its exit time is known then), which saves an event per packet. Routing
+//! is a fixed walk along this path: a packet's `hop` counts the stages it has passed.
 
 use super::link::{DelayLine, Link};
 use crate::packet::Direction;
@@ -46,6 +48,9 @@ pub struct Dumbbell {
 
 pub const BOTTLENECK_UP: LinkId = 0;
 pub const BOTTLENECK_DOWN: LinkId = 1;
+/// The hop at which a packet of either direction enters the bottleneck (for packets injected
+/// at the router, e.g. unresponsive sources).
+pub const BOTTLENECK_HOP: u8 = 1;
 
 impl Dumbbell {
     /// `links` must follow the layout documented on [`Dumbbell::links`].
@@ -69,29 +74,20 @@ impl Dumbbell {
 
     /// The stage at position `hop` of a packet's path, and the position after it (a route
     /// without a delay line skips that position).
-    /// Up: 0 client_up, 1 line_up, 2 bottleneck_up, 3 server_down, 4 host.
+    /// Up: 0 client_up, 1 bottleneck_up, 2 line_up, 3 server_down, 4 host.
     /// Down: 0 server_up, 1 bottleneck_down, 2 line_down, 3 client_down, 4 host.
     #[inline]
     pub fn stage(&self, dir: Direction, hop: u8, r: &Route) -> (Hop, u8) {
         match (dir, hop) {
             (Direction::Up, 0) => (Hop::Link(self.client_up(r.client)), 1),
-            (Direction::Up, 1) if r.line_up != NO_LINE => (Hop::Line(r.line_up), 2),
-            (Direction::Up, 1) | (Direction::Up, 2) => (Hop::Link(BOTTLENECK_UP), 3),
-            (Direction::Up, 3) => (Hop::Link(self.server_down(r.server)), 4),
+            (Direction::Up, 1) => (Hop::Link(BOTTLENECK_UP), 2),
+            (Direction::Up, 2) if r.line_up != NO_LINE => (Hop::Line(r.line_up), 3),
+            (Direction::Up, 2) | (Direction::Up, 3) => (Hop::Link(self.server_down(r.server)), 4),
             (Direction::Down, 0) => (Hop::Link(self.server_up(r.server)), 1),
             (Direction::Down, 1) => (Hop::Link(BOTTLENECK_DOWN), 2),
             (Direction::Down, 2) if r.line_down != NO_LINE => (Hop::Line(r.line_down), 3),
             (Direction::Down, 2) | (Direction::Down, 3) => (Hop::Link(self.client_down(r.client)), 4),
             _ => (Hop::Host, 4),
-        }
-    }
-
-    /// The hop number at which a packet of `dir` enters the bottleneck (for packets injected at
-    /// the router, e.g. unresponsive sources).
-    pub fn bottleneck_hop(dir: Direction) -> u8 {
-        match dir {
-            Direction::Up => 2,
-            Direction::Down => 1,
         }
     }
 
@@ -126,7 +122,7 @@ mod tests {
         let r = Route { client: 1, server: 2, line_up: 7, line_down: 8 };
         assert_eq!(
             walk(&d, Direction::Up, &r),
-            vec![Hop::Link(3), Hop::Line(7), Hop::Link(BOTTLENECK_UP), Hop::Link(2 + 4 + 3 + 2), Hop::Host]
+            vec![Hop::Link(3), Hop::Link(BOTTLENECK_UP), Hop::Line(7), Hop::Link(2 + 4 + 3 + 2), Hop::Host]
         );
         assert_eq!(
             walk(&d, Direction::Down, &r),

@@ -15,13 +15,16 @@ pub enum Offer {
     Lost,
 }
 
-/// What a link asks the simulator to schedule after an operation.
+/// What a link asks the simulator to do after an operation.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct LinkWake {
-    /// Schedule a transmission-complete event at this time.
+    /// Schedule a transmission-complete event at this time (the queue holds a packet that
+    /// must be dequeued when the current serialization ends).
     pub tx_done_at: Option<SimTime>,
-    /// Schedule an arrival (at the far end) event at this time.
-    pub arrival_at: Option<SimTime>,
+    /// A packet left the queue and started serialization now; it reaches the far end at the
+    /// given time. The simulator puts it on the wire ([`Link::put_on_wire`]) or straight into
+    /// the next pure-delay stage.
+    pub started: Option<(PacketId, SimTime)>,
 }
 
 /// Cumulative counters of a link (queue counters are in its [`Queue`]).
@@ -34,17 +37,28 @@ pub struct LinkStats {
     pub random_losses: u64,
 }
 
+/// A one-way link: a queue, a transmitter of `rate_bps`, and a wire of `delay_ns`.
+///
+/// A packet's arrival time at the far end is fixed when it leaves the queue (start of
+/// serialization + transmission time + delay), so the link schedules no event for the end of a
+/// serialization unless another packet is waiting: an uncongested link costs one event per
+/// packet (its arrival). Counters still count a packet when its serialization *ends*
+/// ([`Link::stats_at`]).
 pub struct Link {
     pub rate_bps: u64,
     pub delay_ns: SimTime,
     pub queue: Queue,
-    /// The packet being serialized, if any.
-    transmitting: Option<PacketId>,
-    /// Serialized packets propagating to the far end, with their arrival times (non-decreasing).
+    /// When the serialization of the last packet that left the queue ends.
+    busy_until: SimTime,
+    /// Size and data-ness of that packet, to leave it out of counters read before it ends.
+    last_started: (u32, bool),
+    /// Whether a transmission-complete event is scheduled (always so while packets wait).
+    tx_pending: bool,
+    /// Packets propagating to the far end, with their arrival times (non-decreasing).
     wire: VecDeque<(SimTime, PacketId)>,
     random_loss: f64,
     loss_rng: Rng,
-    pub stats: LinkStats,
+    stats: LinkStats,
 }
 
 impl Link {
@@ -53,7 +67,9 @@ impl Link {
             rate_bps,
             delay_ns,
             queue,
-            transmitting: None,
+            busy_until: 0,
+            last_started: (0, false),
+            tx_pending: false,
             wire: VecDeque::with_capacity(16),
             random_loss,
             loss_rng,
@@ -61,7 +77,7 @@ impl Link {
         }
     }
 
-    /// Offers a packet to the link and says what became of it and what to schedule. A packet
+    /// Offers a packet to the link and says what became of it and what to do next. A packet
     /// that is dropped or lost is not freed: the caller accounts for it and frees it, as it
     /// does for packets an AQM drops at dequeue (appended to `dropped`).
     pub fn send(
@@ -78,45 +94,54 @@ impl Link {
         match self.queue.enqueue(pool, id, now) {
             Enqueue::Dropped(reason) => (Offer::Dropped(reason), LinkWake::default()),
             Enqueue::Queued { marked } => {
-                let wake = if self.transmitting.is_none() {
+                let wake = if self.tx_pending {
+                    LinkWake::default()
+                } else if now >= self.busy_until {
                     self.start_next(pool, now, dropped)
                 } else {
-                    LinkWake::default()
+                    // The transmitter is busy and nothing else waits: wake when it frees.
+                    self.tx_pending = true;
+                    LinkWake { tx_done_at: Some(self.busy_until), started: None }
                 };
                 (Offer::Queued { marked }, wake)
             }
         }
     }
 
-    /// Starts serializing the next queued packet, if any.
+    /// Takes the next packet from the queue, if any, and starts serializing it at `now`.
     fn start_next(&mut self, pool: &mut PacketPool, now: SimTime, dropped: &mut Vec<PacketId>) -> LinkWake {
-        match self.queue.dequeue(pool, now, dropped) {
-            Some(next) => {
-                self.transmitting = Some(next);
-                LinkWake { tx_done_at: Some(now + tx_time(pool.get(next).size, self.rate_bps)), arrival_at: None }
-            }
-            None => LinkWake::default(),
+        let Some(id) = self.queue.dequeue(pool, now, dropped) else {
+            self.tx_pending = false;
+            return LinkWake::default();
+        };
+        let p = pool.get(id);
+        let data = matches!(p.kind, PacketKind::Data | PacketKind::Retx);
+        self.busy_until = now + tx_time(p.size, self.rate_bps);
+        self.last_started = (p.size, data);
+        self.stats.delivered_pkts += 1;
+        self.stats.delivered_bytes += p.size as u64;
+        self.stats.delivered_data_pkts += data as u64;
+        self.tx_pending = !self.queue.is_empty();
+        LinkWake {
+            tx_done_at: self.tx_pending.then_some(self.busy_until),
+            started: Some((id, self.busy_until + self.delay_ns)),
         }
     }
 
-    /// The packet in transmission has been serialized: put it on the wire and start the next.
-    /// Packets an AQM dropped at dequeue are appended to `dropped`.
+    /// The transmitter is free and packets wait: start the next. Packets an AQM dropped at
+    /// dequeue are appended to `dropped`.
     pub fn on_tx_done(&mut self, pool: &mut PacketPool, now: SimTime, dropped: &mut Vec<PacketId>) -> LinkWake {
-        let id = self.transmitting.take().expect("tx-done event without a packet in transmission");
-        let p = pool.get(id);
-        self.stats.delivered_pkts += 1;
-        self.stats.delivered_bytes += p.size as u64;
-        if matches!(p.kind, PacketKind::Data | PacketKind::Retx) {
-            self.stats.delivered_data_pkts += 1;
-        }
-        let arrive = now + self.delay_ns;
-        let was_idle = self.wire.is_empty();
+        debug_assert!(self.tx_pending && now == self.busy_until);
+        self.start_next(pool, now, dropped)
+    }
+
+    /// Puts a packet that started serialization on the wire; returns its arrival time if the
+    /// wire was empty (the caller schedules the arrival event; later ones chain from it).
+    pub fn put_on_wire(&mut self, id: PacketId, arrive: SimTime) -> Option<SimTime> {
+        debug_assert!(self.wire.back().is_none_or(|&(t, _)| t <= arrive));
+        let was_empty = self.wire.is_empty();
         self.wire.push_back((arrive, id));
-        let mut wake = self.start_next(pool, now, dropped);
-        if was_idle {
-            wake.arrival_at = Some(arrive);
-        }
-        wake
+        was_empty.then_some(arrive)
     }
 
     /// The packet at the head of the wire reaches the far end. Returns it and, if another
@@ -126,14 +151,22 @@ impl Link {
         (id, self.wire.front().map(|&(t, _)| t))
     }
 
-    /// The packet being serialized, if any.
-    pub fn transmitting(&self) -> Option<PacketId> {
-        self.transmitting
+    /// Counters at `now`: a packet counts as delivered once its serialization has ended.
+    pub fn stats_at(&self, now: SimTime) -> LinkStats {
+        let mut s = self.stats.clone();
+        if now < self.busy_until {
+            let (size, data) = self.last_started;
+            s.delivered_pkts -= 1;
+            s.delivered_bytes -= size as u64;
+            s.delivered_data_pkts -= data as u64;
+        }
+        s
     }
 
-    /// Packets on this link: queued, in transmission, or propagating.
+    /// Packets on this link: queued, or serializing and propagating (on the wire). Packets the
+    /// simulator moved straight into a delay line are counted there.
     pub fn packets_inside(&self) -> u64 {
-        self.queue.len_pkts() as u64 + self.transmitting.is_some() as u64 + self.wire.len() as u64
+        self.queue.len_pkts() as u64 + self.wire.len() as u64
     }
 }
 
@@ -148,9 +181,12 @@ impl DelayLine {
         DelayLine { delay_ns, fifo: VecDeque::with_capacity(16) }
     }
 
-    /// Enters a packet; returns the time to schedule an exit event if the line was empty.
-    pub fn push(&mut self, id: PacketId, now: SimTime) -> Option<SimTime> {
-        let out = now + self.delay_ns;
+    /// Enters a packet that reaches the line at `at` (now, or later when the packet is still
+    /// on the link that feeds the line); returns the time to schedule an exit event if the line
+    /// was empty. Packets must enter in order of `at`.
+    pub fn push(&mut self, id: PacketId, at: SimTime) -> Option<SimTime> {
+        let out = at + self.delay_ns;
+        debug_assert!(self.fifo.back().is_none_or(|&(t, _)| t <= out));
         let was_empty = self.fifo.is_empty();
         self.fifo.push_back((out, id));
         was_empty.then_some(out)
@@ -168,5 +204,65 @@ impl DelayLine {
 
     pub fn is_empty(&self) -> bool {
         self.fifo.is_empty()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::aqm::{Aqm, DropTail};
+    use crate::packet::{Direction, Ecn, Packet};
+
+    fn packet(pool: &mut PacketPool, size: u32) -> PacketId {
+        pool.alloc(Packet {
+            flow: 0,
+            flow_gen: 0,
+            seq: 0,
+            ack: 0,
+            payload: size - 40,
+            size,
+            wnd: 0,
+            flags: 0,
+            ecn: Ecn::NotEct,
+            kind: PacketKind::Data,
+            dir: Direction::Down,
+            hop: 0,
+            enqueued_at: 0,
+        })
+    }
+
+    #[test]
+    fn serialization_events_only_while_packets_wait() {
+        let mut pool = PacketPool::new();
+        let mut dropped = Vec::new();
+        // 1000 B at 8 Mb/s: 1 ms to serialize; 5 ms of propagation.
+        let queue = Queue::new(Some(10), None, Aqm::DropTail(DropTail::default()));
+        let mut link = Link::new(8_000_000, 5_000_000, queue, 0.0, Rng::from_seed(1));
+        let (a, b, c) = (packet(&mut pool, 1000), packet(&mut pool, 1000), packet(&mut pool, 1000));
+
+        // Idle link: the packet starts at once, no end-of-serialization event.
+        let (_, w) = link.send(&mut pool, a, 0, &mut dropped);
+        assert_eq!(w, LinkWake { tx_done_at: None, started: Some((a, 6_000_000)) });
+        assert_eq!(link.put_on_wire(a, 6_000_000), Some(6_000_000));
+        // Busy link: the next packet waits and asks to be woken when the transmitter frees.
+        let (_, w) = link.send(&mut pool, b, 400_000, &mut dropped);
+        assert_eq!(w, LinkWake { tx_done_at: Some(1_000_000), started: None });
+        // A third packet joins the queue; the wake-up is already scheduled.
+        let (_, w) = link.send(&mut pool, c, 500_000, &mut dropped);
+        assert_eq!(w, LinkWake::default());
+        // At 1 ms b starts; c still waits, so another wake-up.
+        let w = link.on_tx_done(&mut pool, 1_000_000, &mut dropped);
+        assert_eq!(w, LinkWake { tx_done_at: Some(2_000_000), started: Some((b, 7_000_000)) });
+        assert_eq!(link.put_on_wire(b, 7_000_000), None);
+        let w = link.on_tx_done(&mut pool, 2_000_000, &mut dropped);
+        assert_eq!(w, LinkWake { tx_done_at: None, started: Some((c, 8_000_000)) });
+        link.put_on_wire(c, 8_000_000);
+        assert_eq!(link.packets_inside(), 3);
+        assert_eq!(link.on_arrival(), (a, Some(7_000_000)));
+
+        // Counters count a packet once its serialization has ended.
+        assert_eq!(link.stats_at(2_500_000).delivered_pkts, 2);
+        assert_eq!(link.stats_at(3_000_000).delivered_pkts, 3);
+        assert_eq!(link.stats_at(3_000_000).delivered_bytes, 3000);
     }
 }
