@@ -10,6 +10,12 @@ and returns the results as pyarrow tables::
     result.flows.to_pandas()
     ecnlab.write_run(result, "runs/bulk")
 
+Sweeps (``docs/sweeps.md``) run many scenarios and store them together::
+
+    ecnlab.run_sweep("examples/sweeps/web-load.toml", "results/web-load", jobs=2)
+    con = ecnlab.open("results/web-load")      # DuckDB views: runs, exchanges, flows...
+    con.sql("SELECT load_label, avg(utilization_down) FROM runs GROUP BY ALL").show()
+
 Scenario format: ``docs/scenario.md``; result tables: ``docs/results.md``.
 """
 
@@ -17,14 +23,21 @@ from ._core import __version__
 from ._result import TABLES, Result
 from ._run import run
 from ._scenario import load_scenario
-from .store import read_run, write_run
+from .store import open_results, read_run, write_run
+from .sweep import load_sweep, run_sweep
+
+open = open_results  # ecnlab.open(DIR): DuckDB views over a sweep's runs
 
 __all__ = [
     "TABLES",
     "Result",
     "__version__",
     "load_scenario",
+    "load_sweep",
+    "open",
+    "open_results",
     "read_run",
     "run",
+    "run_sweep",
     "write_run",
 ]
