@@ -467,8 +467,15 @@ def open_results(path: PathLike, *, check: bool = True) -> duckdb.DuckDBPyConnec
     Views:
         ``runs``: one row per run of the sweep: ``run_id``, ``seed``, ``reference``,
         ``status`` (``done``, ``failed``, ``pending``), ``error``, one column per axis
-        holding its value (tables as JSON text) and ``<axis>_label``, then every summary
+        holding its value (tables as JSON text) and ``<axis>_label``,
+        ``bottleneck_rate_bps`` and ``duration_s`` from the scenario, then every summary
         value of the run (``utilization_down``, ``wall_s``...).
+
+        ``axes``: the sweep's axes: ``axis``, ``axis_index``, ``path``, ``position`` (of the
+        value), ``label``, ``value`` (JSON text).
+
+        ``sweep``: one row: ``name``, ``reference_label``, ``definition`` (the sweep file as
+        JSON text).
 
         One view per table (``exchanges``, ``flows``, ``links``...): the rows of every stored
         run, read with ``union_by_name`` (a column missing from older runs reads as NULL),
@@ -509,6 +516,15 @@ def open_results(path: PathLike, *, check: bool = True) -> duckdb.DuckDBPyConnec
     runs = _runs_table(description, manifests, sweep_dir.read_errors(), axes)
     con.register("_ecnlab_runs", runs)
     con.execute("CREATE VIEW runs AS SELECT * FROM _ecnlab_runs")
+    con.register("_ecnlab_axes", _axes_table(description))
+    con.execute("CREATE VIEW axes AS SELECT * FROM _ecnlab_axes")
+    sweep_row = {
+        "name": [description.get("name") if description else root.name],
+        "reference_label": [description.get("reference_label") if description else None],
+        "definition": [json.dumps(description.get("definition")) if description else None],
+    }
+    con.register("_ecnlab_sweep", pa.table(sweep_row))
+    con.execute("CREATE VIEW sweep AS SELECT * FROM _ecnlab_sweep")
     files_table = pa.table(
         {
             "_file": [f for entries in files.values() for f, _ in entries],
@@ -572,9 +588,8 @@ def _runs_table(
     summary_keys: list[str] = []
     for m in manifests.values():
         summary_keys += [k for k in m["summary"] if k not in summary_keys]
-    reserved = {"run_id", "seed", "reference", "status", "error"} | {
-        c for a in axes for c in (a, f"{a}_label")
-    }
+    reserved = {"run_id", "seed", "reference", "status", "error"}
+    reserved |= {"bottleneck_rate_bps", "duration_s"} | {c for a in axes for c in (a, f"{a}_label")}
     summary_keys = [k for k in summary_keys if k not in reserved]
 
     columns: dict[str, list[Any]] = {
@@ -590,6 +605,13 @@ def _runs_table(
     for axis in axes:
         columns[axis] = _axis_column([e["axes"].get(axis) for e in entries])
         columns[f"{axis}_label"] = [e["labels"].get(axis) for e in entries]
+    columns["bottleneck_rate_bps"] = [
+        _scenario_value(manifests.get(e["run_id"]), ("topology", "bottleneck", "rate_bps"))
+        for e in entries
+    ]
+    columns["duration_s"] = [
+        _scenario_value(manifests.get(e["run_id"]), ("duration_s",)) for e in entries
+    ]
     for key in summary_keys:
         values = [manifests.get(e["run_id"], {}).get("summary", {}).get(key) for e in entries]
         columns[key] = _axis_column(values)
@@ -603,6 +625,39 @@ def _runs_table(
         schema = pa.schema([("run_id", pa.string()), ("seed", pa.uint64())])
         return pa.table({"run_id": [], "seed": []}, schema=schema)
     return pa.table(arrays)
+
+
+def _scenario_value(manifest: dict[str, Any] | None, keys: tuple[str, ...]) -> Any:
+    value: Any = manifest["scenario"] if manifest else None
+    for key in keys:
+        value = value.get(key) if isinstance(value, dict) else None
+    return value
+
+
+def _axes_table(description: dict[str, Any] | None) -> pa.Table:
+    rows = [
+        {
+            "axis": a["name"],
+            "axis_index": k,
+            "path": a.get("path"),
+            "position": i,
+            "label": label,
+            "value": json.dumps(value, sort_keys=True),
+        }
+        for k, a in enumerate(description["axes"] if description else [])
+        for i, (value, label) in enumerate(zip(a["values"], a["labels"]))
+    ]
+    schema = pa.schema(
+        [
+            ("axis", pa.string()),
+            ("axis_index", pa.int64()),
+            ("path", pa.string()),
+            ("position", pa.int64()),
+            ("label", pa.string()),
+            ("value", pa.string()),
+        ]
+    )
+    return pa.Table.from_pylist(rows, schema=schema)
 
 
 def _axis_column(values: list[Any]) -> list[Any]:
