@@ -84,6 +84,11 @@ def _panels(n: int, *, log: bool = False) -> tuple[Figure, list[Any]]:
     return fig, panels[:n]
 
 
+def _legend(ax: Any, title: str | None) -> None:
+    if ax.get_legend_handles_labels()[0]:
+        ax.legend(title=title, fontsize="small")
+
+
 def _facet_values(axes: dict[str, list[str]], facet: str | None) -> list[str | None]:
     return list(axes[facet]) if facet else [None]
 
@@ -143,7 +148,7 @@ def _response_times(
             ax.set_xlabel("response time (ms)")
             ax.set_ylabel("cumulative probability (%)")
         ax.set_title(f"{facet} = {fv}" if facet else "response times")
-        ax.legend(title=by, fontsize="small")
+        _legend(ax, title=by)
     return fig
 
 
@@ -190,7 +195,7 @@ def queueing_delay_cdf(
         ax.set_ylim(0, 100)
         ax.set_xlim(left=0)
         ax.set_title(f"{facet} = {fv}" if facet else "queueing delay")
-        ax.legend(title=by, fontsize="small")
+        _legend(ax, title=by)
     return fig
 
 
@@ -264,7 +269,7 @@ def fairness_vs_flows(con: duckdb.DuckDBPyConnection, by: str | None = None) -> 
     ax.set_ylabel("Jain's fairness index")
     ax.set_ylim(0, 1.05)
     ax.grid(True, alpha=0.3)
-    ax.legend(title=by, fontsize="small")
+    _legend(ax, title=by)
     return fig
 
 

@@ -435,7 +435,13 @@ class SweepDir:
         """The complete run folders (those with a manifest), sorted by id."""
         if not self.runs.is_dir():
             return []
-        return sorted(p for p in self.runs.iterdir() if (p / MANIFEST).is_file())
+        # Hidden names are write_run's temporaries, which hold a manifest just before the
+        # rename that completes them.
+        return sorted(
+            p
+            for p in self.runs.iterdir()
+            if not p.name.startswith(".") and (p / MANIFEST).is_file()
+        )
 
 
 def _entry_key(record: dict[str, Any]) -> str:

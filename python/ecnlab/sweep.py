@@ -589,11 +589,20 @@ def _execute(
     ok = False
     try:
         while queue or pending:
+            broken = False
             while queue and len(pending) < limit:
                 spec = queue.pop()
-                pending[backend.submit(spec)] = spec
-            finished, _ = cf.wait(pending, return_when=cf.FIRST_COMPLETED)
-            broken = False
+                try:
+                    pending[backend.submit(spec)] = spec
+                except Exception as exc:
+                    if not backend.worker_died(exc):
+                        raise
+                    # The pool broke since the last wait: retry this one, and the runs in
+                    # flight below, on a new pool.
+                    queue.append(spec)
+                    broken = True
+                    break
+            finished = set() if broken else cf.wait(pending, return_when=cf.FIRST_COMPLETED)[0]
             for future in finished:
                 spec = pending.pop(future)
                 exc = future.exception()
