@@ -10,6 +10,12 @@ and returns the results as pyarrow tables::
     result.flows.to_pandas()
     ecnlab.write_run(result, "runs/bulk")
 
+Sweeps (``docs/sweeps.md``) run many scenarios and store them together::
+
+    ecnlab.run_sweep("examples/sweeps/web-load.toml", "results/web-load", jobs=2)
+    con = ecnlab.open("results/web-load")      # DuckDB views: runs, exchanges, flows...
+    con.sql("SELECT load_label, avg(utilization_down) FROM runs GROUP BY ALL").show()
+
 Scenario format: ``docs/scenario.md``; result tables: ``docs/results.md``.
 """
 
@@ -24,7 +30,10 @@ if TYPE_CHECKING:
     from ._result import TABLES, Result
     from ._run import run
     from ._scenario import load_scenario
-    from .store import read_run, write_run
+    from .store import open_results, read_run, write_run
+    from .sweep import load_sweep, run_sweep
+
+    open = open_results  # noqa: A001
 
 # The public names load their modules on first use (PEP 562), so ``import ecnlab._core`` or a
 # CLI command that needs no tables does not pay for importing pyarrow.
@@ -35,23 +44,34 @@ _LAZY = {
     "load_scenario": "._scenario",
     "read_run": ".store",
     "write_run": ".store",
+    "open_results": ".store",
+    "load_sweep": ".sweep",
+    "run_sweep": ".sweep",
 }
+# ecnlab.open(DIR): DuckDB views over a sweep's runs.
+_ALIASES = {"open": "open_results"}
 
 
 def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
+    target = _ALIASES.get(name, name)
+    module = _LAZY.get(target)
     if module is None:
         raise AttributeError(f"module 'ecnlab' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module, __name__), name)
+    value = getattr(importlib.import_module(module, __name__), target)
     globals()[name] = value
     return value
+
 
 __all__ = [
     "TABLES",
     "Result",
     "__version__",
     "load_scenario",
+    "load_sweep",
+    "open",
+    "open_results",
     "read_run",
     "run",
+    "run_sweep",
     "write_run",
 ]

@@ -20,7 +20,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - exercised on Python < 3.11 only
     import tomli as tomllib
 
-__all__ = ["ScenarioSource", "apply_override", "load_scenario", "parse_value"]
+__all__ = ["ScenarioSource", "apply_override", "load_scenario", "parse_value", "set_path"]
 
 ScenarioSource = Union[str, Path, Mapping[str, Any]]
 """A scenario: the path of a TOML file, or a mapping of the same shape."""
@@ -98,21 +98,33 @@ def apply_override(scenario: dict[str, Any], override: str) -> None:
             index that is not an integer or out of range, or a path through a scalar value.
     """
     path_text, sep, value_text = override.partition("=")
-    path_text = path_text.strip()
-    if not sep or not path_text:
+    if not sep or not path_text.strip():
         raise ValueError(f"override {override!r}: expected path=value")
-    keys = path_text.split(".")
-    if any(not k.strip() for k in keys):
-        raise ValueError(f"override {override!r}: empty segment in path {path_text!r}")
-    keys = [k.strip() for k in keys]
-    value = parse_value(value_text.strip())
+    set_path(scenario, path_text, parse_value(value_text.strip()), context=f"override {override!r}")
+
+
+def set_path(scenario: dict[str, Any], path: str, value: Any, *, context: str = "") -> None:
+    """Set the field at dotted ``path`` (integer segments index arrays) to ``value``, in place.
+
+    Missing tables along the path are created; the Rust core refuses them later if they are
+    not fields of the scenario. ``context`` starts every error message (default: the path).
+
+    Raises:
+        ValueError: an empty path segment, an array index that is not an integer or out of
+            range, or a path through a scalar value.
+    """
+    path = path.strip()
+    context = context or f"path {path!r}"
+    keys = [k.strip() for k in path.split(".")]
+    if not path or any(not k for k in keys):
+        raise ValueError(f"{context}: empty segment in path {path!r}")
 
     node: Any = scenario
     for depth, key in enumerate(keys):
         last = depth == len(keys) - 1
         where = ".".join(keys[:depth]) or "the scenario"
         if isinstance(node, list):
-            index = _list_index(key, len(node), override, where)
+            index = _list_index(key, len(node), context, where)
             if last:
                 node[index] = value
             else:
@@ -121,25 +133,19 @@ def apply_override(scenario: dict[str, Any], override: str) -> None:
             if last:
                 node[key] = value
             else:
-                # A path through a missing key creates the table; Rust refuses it later if
-                # the key is not a field of the scenario.
                 node = node.setdefault(key, {})
         else:
             # A user input error, reported like the other override errors (not TypeError).
             raise ValueError(  # noqa: TRY004
-                f"override {override!r}: {where} is {node!r}, not a table or array"
+                f"{context}: {where} is {node!r}, not a table or array"
             )
 
 
-def _list_index(key: str, length: int, override: str, where: str) -> int:
+def _list_index(key: str, length: int, context: str, where: str) -> int:
     try:
         index = int(key)
     except ValueError:
-        raise ValueError(
-            f"override {override!r}: {where} is an array; {key!r} is not an index"
-        ) from None
+        raise ValueError(f"{context}: {where} is an array; {key!r} is not an index") from None
     if not 0 <= index < length:
-        raise ValueError(
-            f"override {override!r}: index {index} out of range, {where} has {length} entries"
-        )
+        raise ValueError(f"{context}: index {index} out of range, {where} has {length} entries")
     return index

@@ -1,4 +1,4 @@
-"""The ``ecnlab`` command line: run, validate, schema, bench.
+"""The ``ecnlab`` command line: run, validate, schema, bench, sweep, query, plot, report.
 
 Expected errors (invalid scenario, missing file, existing results) print one red line and
 exit with code 2, without a traceback.
@@ -24,7 +24,7 @@ from . import bench as bench_mod
 from ._result import Result
 from ._run import run as run_scenario
 from ._scenario import load_scenario
-from .store import RunExistsError, check_out_dir, write_run
+from .store import CorruptRunError, RunExistsError, StoreError, check_out_dir, write_run
 
 __all__ = ["app", "median_response_time", "summary_table"]
 
@@ -269,3 +269,171 @@ def _bps(x: Any) -> str:
         if abs(x) >= scale:
             return f"{x / scale:.2f} {unit}"
     return f"{x:.0f} b/s"
+
+
+# --- sweeps ----------------------------------------------------------------------------
+
+ResultsArg = Annotated[
+    Path, typer.Argument(help="A sweep folder (--out of ecnlab sweep).", show_default=False)
+]
+
+
+@app.command()
+def sweep(
+    sweep_file: Annotated[Path, typer.Argument(help="Sweep TOML file.", show_default=False)],
+    out: Annotated[Path, typer.Option("--out", "-o", help="Sweep folder (created; resumed).")],
+    jobs: Annotated[
+        Optional[int], typer.Option("--jobs", "-j", min=1, help="Runs at once (default: CPUs).")
+    ] = None,
+    backend: Annotated[
+        str, typer.Option("--backend", help="local (process pool) or dask.")
+    ] = "local",
+    scheduler: Annotated[
+        Optional[str],
+        typer.Option("--scheduler", help="Dask scheduler address; default: a LocalCluster."),
+    ] = None,
+    retries: Annotated[
+        int, typer.Option("--retries", min=0, help="Retries of a run whose worker died.")
+    ] = 2,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Check every run and list them; run nothing.")
+    ] = False,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
+) -> None:
+    """Run every run of a sweep not yet stored in --out (resumes; retries failed runs)."""
+    from . import sweep as sweep_mod
+
+    try:
+        definition = sweep_mod.load_sweep(sweep_file)
+        if dry_run:
+            specs = definition.runs()
+            out_console.print(_dry_run_table(definition, specs))
+            return
+        if scheduler and backend != "dask":
+            _fail("--scheduler needs --backend dask")
+        report = sweep_mod.run_sweep(
+            definition,
+            out,
+            jobs=jobs,
+            backend=backend,
+            scheduler=scheduler,
+            retries=retries,
+            progress=False if quiet else None,
+        )
+    except (OSError, ValueError) as e:
+        _fail(str(e))
+    except KeyboardInterrupt:
+        err_console.print(
+            f"[yellow]interrupted; the runs stored in {escape(str(out))} are kept, "
+            "run the same command again to resume[/]"
+        )
+        raise typer.Exit(EXIT_INTERRUPTED) from None
+    line = (
+        f"{report.total} runs: {report.done} done, {report.skipped} already stored, "
+        f"{report.failed} failed ({report.retried} retries) in {report.wall_s:.1f} s -> {out}"
+    )
+    err_console.print(escape(line), soft_wrap=True)
+    if report.failed:
+        first = next(iter(report.errors.values()))
+        err_console.print(
+            f"[bold red]error:[/] [red]{report.failed} of {report.total} runs failed; "
+            f"errors in {escape(str(out / 'errors'))}/ (first: {escape(first.splitlines()[0])}); "
+            "run the same command again to retry them[/]",
+            soft_wrap=True,
+        )
+        raise typer.Exit(1)
+
+
+def _dry_run_table(definition: Any, specs: list[Any]) -> Table:
+    table = Table(title=escape(f"{definition.name}: {len(specs)} runs (dry run)"))
+    table.add_column("run_id", no_wrap=True)
+    table.add_column("seed", justify="right")
+    for axis in definition.axes:
+        table.add_column(escape(axis.name))
+    for spec in specs:
+        labels = [spec.labels[a.name] or "-" for a in definition.axes]
+        tag = " (reference)" if spec.reference else ""
+        table.add_row(spec.run_id + tag, str(spec.seed), *(escape(x) for x in labels))
+    return table
+
+
+def _open(results: Path) -> Any:
+    from .store import open_results
+
+    try:
+        return open_results(results)
+    except (OSError, CorruptRunError) as e:
+        _fail(str(e))
+
+
+@app.command()
+def query(
+    results: ResultsArg,
+    sql: Annotated[str, typer.Argument(help="SQL over the views runs, exchanges, flows...")],
+    csv: Annotated[bool, typer.Option("--csv", help="Print CSV instead of a table.")] = False,
+) -> None:
+    """Query a sweep folder with DuckDB SQL (views: runs, axes, sweep and one per table)."""
+    import duckdb
+
+    con = _open(results)
+    try:
+        frame = con.execute(sql).df()
+    except duckdb.Error as e:
+        _fail(f"query failed: {' '.join(str(e).split())}")
+    if csv:
+        typer.echo(frame.to_csv(index=False), nl=False)
+        return
+    table = Table()
+    for column in frame.columns:
+        table.add_column(escape(str(column)), no_wrap=True)
+    for row in frame.itertuples(index=False):
+        table.add_row(*(escape(_cell(v)) for v in row))
+    out_console.print(table)
+
+
+def _cell(value: Any) -> str:
+    if isinstance(value, float):
+        return f"{value:.6g}"
+    return str(value)
+
+
+@app.command()
+def plot(
+    results: ResultsArg,
+    kind: Annotated[
+        str, typer.Option("--kind", "-k", help="cdf, ccdf, queue, goodput, fairness, throughput.")
+    ] = "cdf",
+    by: Annotated[Optional[str], typer.Option("--by", help="Axis drawn as curves/bars.")] = None,
+    facet: Annotated[Optional[str], typer.Option("--facet", help="Axis drawn as panels.")] = None,
+    out: Annotated[
+        Optional[Path], typer.Option("--out", "-o", help="Image file (default DIR/KIND.png).")
+    ] = None,
+) -> None:
+    """Draw one figure of a sweep (PNG, SVG or PDF by the file's extension)."""
+    from . import plots
+
+    con = _open(results)
+    target = out or results / f"{kind}.png"
+    try:
+        figure = plots.plot(con, kind, by, facet)
+        figure.savefig(target, dpi=120)
+    except (ValueError, OSError) as e:
+        _fail(str(e))
+    err_console.print(f"wrote {escape(str(target))}")
+
+
+@app.command()
+def report(
+    results: ResultsArg,
+    out: Annotated[
+        Optional[Path], typer.Option("--out", "-o", help="HTML file (default DIR/report.html).")
+    ] = None,
+) -> None:
+    """Write one self-contained HTML page: figures, tables, sweep definition, versions."""
+    from .report import write_report
+
+    try:
+        written = write_report(results, out)
+    except (OSError, CorruptRunError, StoreError) as e:
+        _fail(str(e))
+    err_console.print(f"wrote {escape(str(written))}")

@@ -12,27 +12,40 @@ checks the manifest and the folder's entries first.
 
 from __future__ import annotations
 
+import contextlib
 import datetime
 import json
 import math
 import os
+import re
 import shutil
 import uuid
 import warnings
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Union
 
+import duckdb
 import pyarrow as pa
 import pyarrow.parquet as pq
 
 from . import _core
 from ._result import Result
 
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - Windows: sweeps are not locked
+    fcntl = None  # type: ignore[assignment]
+
 __all__ = [
     "MANIFEST",
     "CorruptRunError",
     "RunExistsError",
+    "StoreError",
+    "SweepDir",
+    "SweepLockedError",
     "check_out_dir",
+    "open_results",
     "read_run",
     "write_run",
 ]
@@ -290,3 +303,380 @@ def _manifest_problem(m: Any) -> str | None:
         if Path(entry["file"]).name != entry["file"] or entry["file"] in ("", ".", ".."):
             return f"table entry {name!r} names a file outside the folder: {entry['file']!r}"
     return None
+
+
+# --- sweep folders ---------------------------------------------------------------------
+#
+# DIR/sweep.json          the sweep's axes and its runs' coordinates (run_id, seed, axes)
+# DIR/runs/<run_id>/      one run folder each (write_run above)
+# DIR/errors/<run_id>.json  the last error of a run that failed (removed once it succeeds)
+# DIR/.lock               held while a sweep writes to DIR
+
+SWEEP_FILE = "sweep.json"
+SWEEP_FORMAT = "ecnlab-sweep"
+_TMP_RUN = re.compile(r"^\.[0-9a-f]{16}\.(tmp|old)-[0-9a-f]{12}$")
+
+
+class StoreError(ValueError):
+    """A sweep folder cannot be used as asked (another sweep, a bad sweep.json...)."""
+
+
+class SweepLockedError(StoreError):
+    """Another process is running a sweep into the same folder."""
+
+
+class SweepDir:
+    """The on-disk layout of a sweep folder. Only :func:`ecnlab.sweep.run_sweep` writes it."""
+
+    def __init__(self, root: PathLike) -> None:
+        self.root = Path(root)
+        self.runs = self.root / "runs"
+        self.errors = self.root / "errors"
+
+    @contextlib.contextmanager
+    def lock(self) -> Iterator[None]:
+        """Hold the folder's lock; clean temporaries an interrupted sweep left behind."""
+        self.runs.mkdir(parents=True, exist_ok=True)
+        with (self.root / ".lock").open("a") as handle:
+            if fcntl is not None:
+                try:
+                    fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                except BlockingIOError:
+                    raise SweepLockedError(
+                        f"another sweep is writing to {self.root}; wait for it to finish"
+                    ) from None
+            for entry in self.runs.iterdir():
+                # Ours (by name) and nobody else's (we hold the lock): a killed sweep's
+                # half-written run, never a complete one.
+                if _TMP_RUN.match(entry.name) and entry.is_dir():
+                    shutil.rmtree(entry, ignore_errors=True)
+            yield
+
+    def record_sweep(self, description: dict[str, Any], runs: list[dict[str, Any]]) -> None:
+        """Write ``sweep.json``, merging the runs of an earlier sweep into the same folder.
+
+        Raises:
+            StoreError: the folder holds a sweep with other axes.
+        """
+        previous = self.read_sweep()
+        merged = runs
+        if previous is not None:
+            old_axes = [a["name"] for a in previous["axes"]]
+            new_axes = [a["name"] for a in description["axes"]]
+            if old_axes != new_axes:
+                raise StoreError(
+                    f"{self.root} holds a sweep with axes ({', '.join(old_axes) or 'none'}), "
+                    f"not ({', '.join(new_axes) or 'none'}); choose another output folder"
+                )
+            keys = {_entry_key(r) for r in runs}
+            merged = [r for r in previous["runs"] if _entry_key(r) not in keys] + runs
+        document = {
+            "format": SWEEP_FORMAT,
+            "format_version": FORMAT_VERSION,
+            "ecnlab_version": _core.__version__,
+            **description,
+            "runs": merged,
+        }
+        _write_json_atomic(self.root / SWEEP_FILE, document)
+
+    def read_sweep(self) -> dict[str, Any] | None:
+        """The folder's ``sweep.json``, or None if it has none.
+
+        Raises:
+            CorruptRunError: the file is unreadable or not a sweep description.
+        """
+        file = self.root / SWEEP_FILE
+        if not file.is_file():
+            return None
+        try:
+            document: Any = json.loads(file.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
+            raise CorruptRunError(f"{file} is corrupt: {e}") from None
+        if not (
+            isinstance(document, dict)
+            and document.get("format") == SWEEP_FORMAT
+            and isinstance(document.get("axes"), list)
+            and isinstance(document.get("runs"), list)
+        ):
+            raise CorruptRunError(f"{file} is not an ecnlab sweep description")
+        return document
+
+    def is_stored(self, run_id: str) -> bool:
+        return (self.runs / run_id / MANIFEST).is_file()
+
+    def write_run(self, result: Result) -> Path:
+        """Store a run under its id; clear an error recorded by an earlier attempt."""
+        written = write_run(result, self.runs / result.run_id)
+        (self.errors / f"{result.run_id}.json").unlink(missing_ok=True)
+        return written
+
+    def write_error(self, record: dict[str, Any], error: dict[str, Any]) -> Path:
+        """Record why a run failed, in ``errors/<run_id>.json``."""
+        self.errors.mkdir(parents=True, exist_ok=True)
+        file = self.errors / f"{record['run_id']}.json"
+        created = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
+        _write_json_atomic(file, {**record, **error, "time": created})
+        return file
+
+    def read_errors(self) -> dict[str, dict[str, Any]]:
+        """Run id to recorded error, for the runs that failed and are not stored since."""
+        found: dict[str, dict[str, Any]] = {}
+        if self.errors.is_dir():
+            for file in sorted(self.errors.glob("*.json")):
+                if self.is_stored(file.stem):
+                    continue
+                try:
+                    found[file.stem] = json.loads(file.read_text(encoding="utf-8"))
+                except (OSError, ValueError) as e:
+                    found[file.stem] = {"message": f"unreadable error record {file}: {e}"}
+        return found
+
+    def stored_runs(self) -> list[Path]:
+        """The complete run folders (those with a manifest), sorted by id."""
+        if not self.runs.is_dir():
+            return []
+        # Hidden names are write_run's temporaries, which hold a manifest just before the
+        # rename that completes them.
+        return sorted(
+            p
+            for p in self.runs.iterdir()
+            if not p.name.startswith(".") and (p / MANIFEST).is_file()
+        )
+
+
+def _entry_key(record: dict[str, Any]) -> str:
+    return json.dumps(
+        [record["run_id"], record.get("reference", False), record.get("axes")], sort_keys=True
+    )
+
+
+def _write_json_atomic(file: Path, document: Any) -> None:
+    tmp = file.with_name(f".{file.name}.tmp-{uuid.uuid4().hex[:12]}")
+    try:
+        with tmp.open("w", encoding="utf-8") as f:
+            json.dump(document, f, indent=2, allow_nan=False)
+            f.write("\n")
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, file)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
+# --- DuckDB views over stored runs ----------------------------------------------------
+
+
+def open_results(path: PathLike, *, check: bool = True) -> duckdb.DuckDBPyConnection:
+    """Open a sweep folder (or one run folder) as an in-memory DuckDB database.
+
+    Views:
+        ``runs``: one row per run of the sweep: ``run_id``, ``seed``, ``reference``,
+        ``status`` (``done``, ``failed``, ``pending``), ``error``, one column per axis
+        holding its value (tables as JSON text) and ``<axis>_label``,
+        ``bottleneck_rate_bps`` and ``duration_s`` from the scenario, then every summary
+        value of the run (``utilization_down``, ``wall_s``...).
+
+        ``axes``: the sweep's axes: ``axis``, ``axis_index``, ``path``, ``position`` (of the
+        value), ``label``, ``value`` (JSON text).
+
+        ``sweep``: one row: ``name``, ``reference_label``, ``definition`` (the sweep file as
+        JSON text).
+
+        One view per table (``exchanges``, ``flows``, ``links``...): the rows of every stored
+        run, read with ``union_by_name`` (a column missing from older runs reads as NULL),
+        plus ``run_id``, ``seed``, ``reference`` and the axis columns. Where an axis has the
+        name of a column of the table, the table's column wins; join ``runs`` to get the axis.
+
+    Args:
+        path: a sweep folder (``DIR`` of ``ecnlab sweep``) or one run folder.
+        check: read every Parquet footer first and compare row counts with the manifest,
+            so a damaged file is reported by name now rather than by a query later.
+
+    Raises:
+        FileNotFoundError: ``path`` does not exist.
+        CorruptRunError: a manifest or Parquet file is damaged; the message names it.
+    """
+    root = Path(path)
+    if not root.is_dir():
+        raise FileNotFoundError(f"no such results folder: {root}")
+    single = (root / MANIFEST).is_file()
+    sweep_dir = SweepDir(root)
+    stored = [root] if single else sweep_dir.stored_runs()
+    description = None if single else sweep_dir.read_sweep()
+    axes = [a["name"] for a in description["axes"]] if description else []
+
+    manifests = {}
+    files: dict[str, list[tuple[str, str]]] = {}  # table -> [(file, run_id)]
+    for run_dir in stored:
+        manifest = _read_manifest(run_dir)
+        rid = manifest.get("run_id") or run_id_of(manifest)
+        manifests[rid] = manifest
+        for table, entry in manifest["tables"].items():
+            file = run_dir / entry["file"]
+            if check:
+                _check_parquet(file, entry["rows"])
+            files.setdefault(table, []).append((str(file.absolute()), rid))
+
+    con = duckdb.connect()
+    runs = _runs_table(description, manifests, sweep_dir.read_errors(), axes)
+    con.register("_ecnlab_runs", runs)
+    con.execute("CREATE VIEW runs AS SELECT * FROM _ecnlab_runs")
+    con.register("_ecnlab_axes", _axes_table(description))
+    con.execute("CREATE VIEW axes AS SELECT * FROM _ecnlab_axes")
+    sweep_row = {
+        "name": [description.get("name") if description else root.name],
+        "reference_label": [description.get("reference_label") if description else None],
+        "definition": [json.dumps(description.get("definition")) if description else None],
+    }
+    con.register("_ecnlab_sweep", pa.table(sweep_row))
+    con.execute("CREATE VIEW sweep AS SELECT * FROM _ecnlab_sweep")
+    files_table = pa.table(
+        {
+            "_file": [f for entries in files.values() for f, _ in entries],
+            "_run_id": [r for entries in files.values() for _, r in entries],
+        }
+    )
+    con.register("_ecnlab_files", files_table)
+    keys = ["run_id", "seed", "reference"] + [c for a in axes for c in (a, f"{a}_label")]
+    for table, entries in files.items():
+        listing = "[" + ", ".join(_sql_string(f) for f, _ in entries) + "]"
+        source = f"read_parquet({listing}, union_by_name = true, filename = '_file')"
+        try:
+            columns = [row[0] for row in con.execute(f"DESCRIBE SELECT * FROM {source}").fetchall()]
+        except duckdb.Error as e:
+            raise CorruptRunError(f"cannot read the {table} tables of {root}: {e}") from None
+        extra = [k for k in keys if k not in columns]
+        selected = ", ".join(["t.* EXCLUDE (_file)"] + [f'r."{k}"' for k in extra])
+        con.execute(
+            f'CREATE VIEW "{table}" AS SELECT {selected} FROM {source} t '
+            "JOIN _ecnlab_files f ON f._file = t._file "
+            "JOIN _ecnlab_runs r ON r.run_id = f._run_id"
+        )
+    return con
+
+
+def run_id_of(manifest: dict[str, Any]) -> str:
+    """The run id of a manifest (recomputed for manifests that lack it)."""
+    from ._result import run_id
+
+    return run_id(manifest["scenario"], manifest["seed"])
+
+
+def _check_parquet(file: Path, rows: int) -> None:
+    if not file.is_file():
+        raise CorruptRunError(f"{file}: table file is missing (the run folder is incomplete)")
+    try:
+        found = pq.read_metadata(file).num_rows
+    except (OSError, pa.ArrowException) as e:
+        raise CorruptRunError(
+            f"{file}: not a readable Parquet file ({e}); delete its run folder "
+            "and rerun the sweep to recompute it"
+        ) from None
+    if found != rows:
+        raise CorruptRunError(f"{file}: has {found} rows, its manifest says {rows}")
+
+
+def _runs_table(
+    description: dict[str, Any] | None,
+    manifests: dict[str, dict[str, Any]],
+    errors: dict[str, dict[str, Any]],
+    axes: list[str],
+) -> pa.Table:
+    entries = list(description["runs"]) if description else []
+    listed = {e["run_id"] for e in entries}
+    # Runs stored here but not (or no longer) in sweep.json still show, without axes.
+    entries += [
+        {"run_id": rid, "seed": m["seed"], "reference": False, "axes": {}, "labels": {}}
+        for rid, m in manifests.items()
+        if rid not in listed
+    ]
+    summary_keys: list[str] = []
+    for m in manifests.values():
+        summary_keys += [k for k in m["summary"] if k not in summary_keys]
+    reserved = {"run_id", "seed", "reference", "status", "error"}
+    reserved |= {"bottleneck_rate_bps", "duration_s"} | {c for a in axes for c in (a, f"{a}_label")}
+    summary_keys = [k for k in summary_keys if k not in reserved]
+
+    columns: dict[str, list[Any]] = {
+        "run_id": [e["run_id"] for e in entries],
+        "seed": [e["seed"] for e in entries],
+        "reference": [bool(e.get("reference", False)) for e in entries],
+        "status": [
+            "done" if e["run_id"] in manifests else "failed" if e["run_id"] in errors else "pending"
+            for e in entries
+        ],
+        "error": [errors.get(e["run_id"], {}).get("message") for e in entries],
+    }
+    for axis in axes:
+        columns[axis] = _axis_column([e["axes"].get(axis) for e in entries])
+        columns[f"{axis}_label"] = [e["labels"].get(axis) for e in entries]
+    columns["bottleneck_rate_bps"] = [
+        _scenario_value(manifests.get(e["run_id"]), ("topology", "bottleneck", "rate_bps"))
+        for e in entries
+    ]
+    columns["duration_s"] = [
+        _scenario_value(manifests.get(e["run_id"]), ("duration_s",)) for e in entries
+    ]
+    for key in summary_keys:
+        values = [manifests.get(e["run_id"], {}).get("summary", {}).get(key) for e in entries]
+        columns[key] = _axis_column(values)
+    arrays = {}
+    for name, values in columns.items():
+        try:
+            arrays[name] = pa.array(values)
+        except (pa.ArrowException, TypeError, ValueError):
+            arrays[name] = pa.array([None if v is None else str(v) for v in values])
+    if not entries:
+        schema = pa.schema([("run_id", pa.string()), ("seed", pa.uint64())])
+        return pa.table({"run_id": [], "seed": []}, schema=schema)
+    return pa.table(arrays)
+
+
+def _scenario_value(manifest: dict[str, Any] | None, keys: tuple[str, ...]) -> Any:
+    value: Any = manifest["scenario"] if manifest else None
+    for key in keys:
+        value = value.get(key) if isinstance(value, dict) else None
+    return value
+
+
+def _axes_table(description: dict[str, Any] | None) -> pa.Table:
+    rows = [
+        {
+            "axis": a["name"],
+            "axis_index": k,
+            "path": a.get("path"),
+            "position": i,
+            "label": label,
+            "value": json.dumps(value, sort_keys=True),
+        }
+        for k, a in enumerate(description["axes"] if description else [])
+        for i, (value, label) in enumerate(zip(a["values"], a["labels"]))
+    ]
+    schema = pa.schema(
+        [
+            ("axis", pa.string()),
+            ("axis_index", pa.int64()),
+            ("path", pa.string()),
+            ("position", pa.int64()),
+            ("label", pa.string()),
+            ("value", pa.string()),
+        ]
+    )
+    return pa.Table.from_pylist(rows, schema=schema)
+
+
+def _axis_column(values: list[Any]) -> list[Any]:
+    """Scalars as they are; tables and arrays as JSON text; mixed kinds as text."""
+    if all(v is None or isinstance(v, (int, float)) for v in values):
+        return values
+    if all(v is None or isinstance(v, str) for v in values):
+        return values
+    return [
+        None if v is None else v if isinstance(v, str) else json.dumps(v, sort_keys=True)
+        for v in values
+    ]
+
+
+def _sql_string(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"

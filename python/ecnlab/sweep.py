@@ -1,0 +1,705 @@
+"""Sweeps: many runs of one scenario, defined in one TOML file, run locally or on Dask.
+
+A sweep file names a base scenario and how to vary it (``docs/sweeps.md``)::
+
+    base = "../web-dumbbell.toml"    # relative to this file
+    seeds = [1, 2]                   # or a count: seeds = 3 means 1, 2, 3
+
+    [set]                            # fixed overrides of the base
+    duration_s = 20
+
+    [[axes]]
+    name = "load"                    # no path: the axis only feeds derived settings
+    values = [0.5, 0.9, 1.05]
+    labels = ["50%", "90%", "105%"]  # optional
+
+    [[axes]]
+    name = "buffer"
+    path = "topology.bottleneck.queue.limit_pkts"
+    values = [30, 250]
+
+    [derived]                        # path = expression (safe arithmetic, ``_expr``)
+    "workloads.0.arrival_rate_per_s" = "load * topology.bottleneck.rate_bps / 8 / 7198"
+
+    [reference]                      # optional: the uncongested reference runs
+    vary = ["load"]
+    set = { "topology.bottleneck.rate_bps" = 1e9 }
+
+Each run's scenario is built as base, then ``[set]``, then the axes in order, then
+``[derived]`` in order (an expression sees everything before it), then, for reference runs,
+``[reference].set``. Every scenario is normalized by the core before anything runs, so a bad
+path or value stops the sweep up-front with a message naming the axis and the field.
+
+Runs go through a ``concurrent.futures``-shaped executor: a process pool (local backend) or a
+``distributed`` client (Dask backend). Workers only simulate; this process writes each result
+into ``DIR/runs/<run_id>/`` (:mod:`ecnlab.store`), so the store has one writer and the Dask
+workers need no shared file system. A run already stored is skipped; a run that raises is
+recorded in ``DIR/errors/<run_id>.json`` and the others go on; a run whose worker dies is
+retried (local: up to ``retries`` times; Dask: by the scheduler's own retry policy).
+"""
+
+from __future__ import annotations
+
+import concurrent.futures as cf
+import itertools
+import json
+import math
+import multiprocessing
+import sys
+import time
+import traceback
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from rich.console import Console
+from rich.markup import escape
+from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+
+from . import _core, store
+from ._expr import ExpressionError, evaluate
+from ._result import Result, run_id
+from ._run import run
+from ._scenario import _read_toml, set_path
+
+__all__ = [
+    "Axis",
+    "Reference",
+    "RunSpec",
+    "Sweep",
+    "SweepError",
+    "SweepReport",
+    "load_sweep",
+    "run_sweep",
+]
+
+BACKENDS = ("local", "dask")
+_TOP_KEYS = {"name", "base", "seeds", "set", "axes", "derived", "reference"}
+_AXIS_KEYS = {"name", "path", "values", "labels"}
+_REFERENCE_KEYS = {"label", "vary", "set"}
+_RESERVED = {"run_id", "seed", "reference", "status", "error"}
+
+
+class SweepError(ValueError):
+    """A sweep file is malformed, or one of its scenarios is invalid."""
+
+
+@dataclass(frozen=True)
+class Axis:
+    """One dimension of a sweep: a name, its values and their labels, and where it goes."""
+
+    name: str
+    values: tuple[Any, ...]
+    labels: tuple[str, ...]
+    path: str | None = None
+
+
+@dataclass(frozen=True)
+class Reference:
+    """The uncongested (or otherwise reference) runs drawn beside the others in plots."""
+
+    label: str
+    vary: tuple[str, ...]
+    set: Mapping[str, Any]
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    """One run of a sweep: its normalized scenario, seed, id and axis coordinates.
+
+    ``axes`` and ``labels`` map each axis name to this run's value and label; for a
+    reference run, the axes it does not vary map to None.
+    """
+
+    run_id: str
+    seed: int
+    scenario: dict[str, Any]
+    axes: dict[str, Any]
+    labels: dict[str, str | None]
+    reference: bool = False
+
+    def record(self) -> dict[str, Any]:
+        """The entry written to ``sweep.json`` (everything but the scenario)."""
+        return {
+            "run_id": self.run_id,
+            "seed": self.seed,
+            "reference": self.reference,
+            "axes": self.axes,
+            "labels": self.labels,
+        }
+
+
+@dataclass(frozen=True)
+class Sweep:
+    """A parsed sweep file. :meth:`runs` expands and validates it."""
+
+    name: str
+    path: Path
+    base: Path
+    base_scenario: dict[str, Any]
+    seeds: tuple[int, ...]
+    axes: tuple[Axis, ...]
+    set: Mapping[str, Any] = field(default_factory=dict)
+    derived: Mapping[str, str] = field(default_factory=dict)
+    reference: Reference | None = None
+    definition: Mapping[str, Any] = field(default_factory=dict)
+
+    def runs(self) -> list[RunSpec]:
+        """Every run of the sweep (axes product x seeds, then the reference runs).
+
+        Each scenario is normalized by the core, so an invalid one raises here, before
+        anything runs.
+
+        Raises:
+            SweepError: naming the sweep file, the axis values and the field at fault.
+        """
+        specs: list[RunSpec] = []
+        for combo in itertools.product(*(range(len(a.values)) for a in self.axes)):
+            specs.extend(self._specs(combo, reference=False))
+        if self.reference is not None:
+            vary = set(self.reference.vary)
+            combos = itertools.product(
+                *(range(len(a.values)) if a.name in vary else [0] for a in self.axes)
+            )
+            for combo in combos:
+                specs.extend(self._specs(combo, reference=True))
+        return specs
+
+    def describe(self) -> dict[str, Any]:
+        """The axes as written to ``sweep.json``."""
+        return {
+            "name": self.name,
+            "sweep_file": str(self.path),
+            "base": str(self.base),
+            "axes": [
+                {"name": a.name, "path": a.path, "values": list(a.values), "labels": list(a.labels)}
+                for a in self.axes
+            ],
+            "reference_label": self.reference.label if self.reference else None,
+            "definition": dict(self.definition),
+        }
+
+    def _specs(self, combo: tuple[int, ...], *, reference: bool) -> Iterator[RunSpec]:
+        values = {a.name: a.values[i] for a, i in zip(self.axes, combo)}
+        where = ", ".join(f"{a.name}={a.labels[i]}" for a, i in zip(self.axes, combo))
+        scenario = self._build(values, where, reference=reference)
+        try:
+            normalized = json.loads(_core.normalize(json.dumps(scenario, allow_nan=False)))
+        except ValueError as e:
+            raise SweepError(f"{self.path}: run with {where or 'no axes'}: {e}") from None
+        shown = set(self.reference.vary) if reference and self.reference else None
+        axes = {k: (v if shown is None or k in shown else None) for k, v in values.items()}
+        labels = {
+            a.name: (a.labels[i] if shown is None or a.name in shown else None)
+            for a, i in zip(self.axes, combo)
+        }
+        for seed in self.seeds:
+            yield RunSpec(
+                run_id=run_id(normalized, seed),
+                seed=seed,
+                scenario=normalized,
+                axes=axes,
+                labels=labels,
+                reference=reference,
+            )
+
+    def _build(self, values: dict[str, Any], where: str, *, reference: bool) -> dict[str, Any]:
+        scenario = json.loads(json.dumps(self.base_scenario))  # deep copy, JSON types only
+        for path, value in self.set.items():
+            set_path(scenario, path, value, context=f"{self.path}: [set] {path!r}")
+        for axis in self.axes:
+            if axis.path is not None:
+                set_path(
+                    scenario,
+                    axis.path,
+                    _copy(values[axis.name]),
+                    context=f"{self.path}: axis {axis.name!r} (path {axis.path!r})",
+                )
+        for path, text in self.derived.items():
+            # Expressions see the defaults too when the scenario is already valid.
+            try:
+                visible = json.loads(_core.normalize(json.dumps(scenario, allow_nan=False)))
+            except ValueError:
+                visible = scenario
+            try:
+                value = evaluate(text, values, visible)
+            except ExpressionError as e:
+                raise SweepError(f"{self.path}: [derived] {path!r} with {where}: {e}") from None
+            if isinstance(value, float) and not math.isfinite(value):
+                raise SweepError(f"{self.path}: [derived] {path!r} with {where} gives {value}")
+            set_path(scenario, path, value, context=f"{self.path}: [derived] {path!r}")
+        if reference and self.reference is not None:
+            for path, value in self.reference.set.items():
+                set_path(scenario, path, value, context=f"{self.path}: [reference.set] {path!r}")
+        return scenario
+
+
+def load_sweep(path: str | Path) -> Sweep:
+    """Read and check a sweep file (its scenarios are checked by :meth:`Sweep.runs`).
+
+    Raises:
+        FileNotFoundError: the sweep file or its base scenario does not exist.
+        SweepError: the file is not valid TOML or breaks a rule; the message names the file
+            and the key.
+    """
+    file = Path(path)
+    try:
+        raw = _read_toml(file)
+    except FileNotFoundError:
+        raise FileNotFoundError(f"sweep file not found: {file}") from None
+    except ValueError as e:
+        raise SweepError(str(e).replace("scenario file", "sweep file")) from None
+
+    def fail(message: str) -> SweepError:
+        return SweepError(f"{file}: {message}")
+
+    unknown = sorted(set(raw) - _TOP_KEYS)
+    if unknown:
+        raise fail(f"unknown key {unknown[0]!r} (expected {', '.join(sorted(_TOP_KEYS))})")
+    if not isinstance(raw.get("base"), str):
+        raise fail("'base' (the path of the base scenario, relative to this file) is required")
+    base = (file.parent / raw["base"]).resolve()
+    if not base.is_file():
+        raise FileNotFoundError(f"{file}: base scenario not found: {base}")
+    base_scenario = _read_toml(base)
+
+    seeds = _seeds(raw.get("seeds", [1]), fail)
+    axes = tuple(_axis(i, a, fail) for i, a in enumerate(_list(raw.get("axes", []), "axes", fail)))
+    names = [a.name for a in axes]
+    duplicate = next((n for n in names if names.count(n) > 1), None)
+    if duplicate:
+        raise fail(f"two axes are named {duplicate!r}")
+    fixed = _table(raw.get("set", {}), "[set]", fail)
+    derived = _table(raw.get("derived", {}), "[derived]", fail)
+    for key, text in derived.items():
+        if not isinstance(text, str):
+            raise fail(f"[derived] {key!r} must be an expression string, not {text!r}")
+    reference = _reference(raw.get("reference"), names, fail)
+    return Sweep(
+        name=str(raw.get("name", file.stem)),
+        path=file,
+        base=base,
+        base_scenario=base_scenario,
+        seeds=seeds,
+        axes=axes,
+        set=fixed,
+        derived=derived,
+        reference=reference,
+        definition=raw,
+    )
+
+
+def _seeds(value: Any, fail: Callable[[str], SweepError]) -> tuple[int, ...]:
+    if isinstance(value, int) and not isinstance(value, bool):
+        if value < 1:
+            raise fail(f"seeds ({value}) must be a positive count or a list of seeds")
+        return tuple(range(1, value + 1))
+    seeds = _list(value, "seeds", fail)
+    if not seeds or not all(
+        isinstance(s, int) and not isinstance(s, bool) and 0 <= s < 2**64 for s in seeds
+    ):
+        raise fail(f"seeds ({value!r}) must be a count or a non-empty list of integers >= 0")
+    if len(set(seeds)) != len(seeds):
+        raise fail(f"seeds ({value!r}) has duplicates")
+    return tuple(seeds)
+
+
+def _axis(i: int, raw: Any, fail: Callable[[str], SweepError]) -> Axis:
+    what = f"axes[{i}]"
+    if not isinstance(raw, dict):
+        raise fail(f"{what} must be a table ([[axes]])")
+    unknown = sorted(set(raw) - _AXIS_KEYS)
+    if unknown:
+        raise fail(f"{what}: unknown key {unknown[0]!r} (expected {', '.join(sorted(_AXIS_KEYS))})")
+    name = raw.get("name")
+    if not isinstance(name, str) or not name.isidentifier():
+        raise fail(f"{what}: 'name' ({name!r}) must be an identifier such as load or aqm")
+    if name in _RESERVED:
+        raise fail(f"{what}: the name {name!r} is reserved")
+    what = f"axis {name!r}"
+    values = _list(raw.get("values"), f"{what}: 'values'", fail)
+    if not values:
+        raise fail(f"{what}: 'values' must be a non-empty list")
+    labels = raw.get("labels")
+    if labels is None:
+        labels = [_label(v) for v in values]
+    elif not (isinstance(labels, list) and all(isinstance(x, str) for x in labels)):
+        raise fail(f"{what}: 'labels' must be a list of strings")
+    elif len(labels) != len(values):
+        raise fail(f"{what}: {len(labels)} labels for {len(values)} values")
+    path = raw.get("path")
+    if path is not None and (not isinstance(path, str) or not path.strip()):
+        raise fail(f"{what}: 'path' must be a dotted scenario path such as tcp.ecn")
+    return Axis(name=name, values=tuple(values), labels=tuple(labels), path=path)
+
+
+def _reference(raw: Any, names: list[str], fail: Callable[[str], SweepError]) -> Reference | None:
+    if raw is None:
+        return None
+    if not isinstance(raw, dict):
+        raise fail("[reference] must be a table")
+    unknown = sorted(set(raw) - _REFERENCE_KEYS)
+    if unknown:
+        raise fail(f"[reference]: unknown key {unknown[0]!r}")
+    vary = _list(raw.get("vary", []), "[reference] vary", fail)
+    for name in vary:
+        if name not in names:
+            raise fail(f"[reference] vary: {name!r} is not an axis ({', '.join(names)})")
+    fixed = _table(raw.get("set", {}), "[reference] set", fail)
+    if not fixed:
+        raise fail("[reference] needs a 'set' table, e.g. the uncongested bottleneck rate")
+    return Reference(label=str(raw.get("label", "uncongested")), vary=tuple(vary), set=fixed)
+
+
+def _list(value: Any, what: str, fail: Callable[[str], SweepError]) -> list[Any]:
+    if not isinstance(value, list):
+        raise fail(f"{what} must be a list, not {value!r}")
+    return value
+
+
+def _table(value: Any, what: str, fail: Callable[[str], SweepError]) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise fail(f"{what} must be a table of path = value")
+    return value
+
+
+def _label(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float, str)):
+        return str(value)
+    return json.dumps(value, sort_keys=True)
+
+
+def _copy(value: Any) -> Any:
+    return json.loads(json.dumps(value))
+
+
+# --- running --------------------------------------------------------------------------
+
+
+@dataclass
+class SweepReport:
+    """What :func:`run_sweep` did."""
+
+    out: Path
+    total: int
+    skipped: int = 0
+    done: int = 0
+    failed: int = 0
+    retried: int = 0
+    wall_s: float = 0.0
+    errors: dict[str, str] = field(default_factory=dict)
+
+
+def simulate(scenario: dict[str, Any], seed: int) -> tuple[str, Any]:
+    """Worker entry point: run one scenario. Never raises for a failing run.
+
+    Returns:
+        ``("ok", Result)`` or ``("error", {"type", "message", "traceback"})``.
+    """
+    try:
+        return "ok", run(scenario, seed, progress=False)
+    except Exception as e:  # noqa: BLE001 - a failed run is data, reported by the caller
+        return "error", {
+            "type": type(e).__name__,
+            "message": str(e),
+            "traceback": traceback.format_exc(),
+        }
+
+
+class _Backend:
+    """A ``concurrent.futures`` executor plus what the sweep loop needs to know about it."""
+
+    name = "?"
+    max_in_flight: int | None = None
+
+    def submit(self, spec: RunSpec) -> cf.Future[tuple[str, Any]]:
+        raise NotImplementedError
+
+    def worker_died(self, exc: BaseException) -> bool:
+        """True if ``exc`` means the worker process died (the run may be retried)."""
+        raise NotImplementedError
+
+    def restart(self) -> None:
+        """Make the executor usable again after a worker died."""
+
+    def close(self, *, cancel: bool = False) -> None:
+        raise NotImplementedError
+
+
+class _LocalBackend(_Backend):
+    """A pool of worker processes (spawned: no fork of a threaded parent)."""
+
+    name = "local"
+
+    def __init__(self, jobs: int) -> None:
+        self.jobs = jobs
+        self.max_in_flight = jobs
+        self._pool = self._new_pool()
+
+    def _new_pool(self) -> cf.ProcessPoolExecutor:
+        return cf.ProcessPoolExecutor(self.jobs, mp_context=multiprocessing.get_context("spawn"))
+
+    def submit(self, spec: RunSpec) -> cf.Future[tuple[str, Any]]:
+        return self._pool.submit(simulate, spec.scenario, spec.seed)
+
+    def worker_died(self, exc: BaseException) -> bool:
+        return isinstance(exc, cf.process.BrokenProcessPool)
+
+    def restart(self) -> None:
+        self._pool.shutdown(wait=False, cancel_futures=True)
+        self._pool = self._new_pool()
+
+    def close(self, *, cancel: bool = False) -> None:
+        if cancel:
+            # Do not wait for the runs under way: kill their processes.
+            processes = list(getattr(self._pool, "_processes", {}).values())
+            self._pool.shutdown(wait=False, cancel_futures=True)
+            for p in processes:
+                p.kill()
+        else:
+            self._pool.shutdown(wait=True)
+
+
+class _DaskBackend(_Backend):
+    """A ``distributed`` client: a LocalCluster, or the scheduler at ``address``."""
+
+    name = "dask"
+
+    def __init__(self, jobs: int, address: str | None) -> None:
+        try:
+            import distributed
+        except ImportError:
+            raise SweepError(
+                "the dask backend needs the distributed package: pip install 'ecnlab[dask]'"
+            ) from None
+        import logging
+
+        self._distributed = distributed
+        self._cluster = None
+        if address:
+            self._client = distributed.Client(address)
+        else:
+            self._cluster = distributed.LocalCluster(
+                n_workers=jobs,
+                threads_per_worker=1,
+                processes=True,
+                dashboard_address=None,
+                silence_logs=logging.ERROR,
+            )
+            self._client = distributed.Client(self._cluster)
+        self._executor = self._client.get_executor(pure=False)
+
+    def submit(self, spec: RunSpec) -> cf.Future[tuple[str, Any]]:
+        future: cf.Future[tuple[str, Any]] = self._executor.submit(
+            simulate, spec.scenario, spec.seed
+        )
+        return future
+
+    def worker_died(self, exc: BaseException) -> bool:
+        # The scheduler already retried the task on other workers (distributed's
+        # allowed-failures); KilledWorker means it gave up, so do not retry again.
+        return False
+
+    def close(self, *, cancel: bool = False) -> None:
+        self._executor.shutdown(wait=not cancel)
+        self._client.close()
+        if self._cluster is not None:
+            self._cluster.close()
+
+
+def run_sweep(
+    sweep: Sweep | str | Path,
+    out: str | Path,
+    *,
+    jobs: int | None = None,
+    backend: str = "local",
+    scheduler: str | None = None,
+    retries: int = 2,
+    progress: bool | None = None,
+) -> SweepReport:
+    """Run every run of a sweep not yet stored in ``out``.
+
+    Args:
+        sweep: a :class:`Sweep` or the path of a sweep file.
+        out: the sweep folder (created): ``runs/<run_id>/``, ``sweep.json``, ``errors/``.
+        jobs: runs at once (local) or LocalCluster workers (dask); default: CPU count.
+        backend: ``"local"`` (process pool) or ``"dask"``.
+        scheduler: the Dask scheduler address (``tcp://host:8786``); default: a LocalCluster.
+        retries: local backend: how many times a run whose worker died is retried.
+        progress: draw a progress bar on stderr; ``None``: only on a terminal.
+
+    Returns:
+        A :class:`SweepReport`; failed runs are counted there and recorded in
+        ``out/errors/<run_id>.json``, they do not raise.
+
+    Raises:
+        SweepError: the sweep is invalid (nothing has run), or ``out`` holds another sweep.
+        store.SweepLockedError: another sweep is running into ``out``.
+    """
+    if not isinstance(sweep, Sweep):
+        sweep = load_sweep(sweep)
+    if backend not in BACKENDS:
+        raise SweepError(f"backend {backend!r} is not one of {', '.join(BACKENDS)}")
+    if jobs is not None and jobs < 1:
+        raise SweepError(f"jobs ({jobs}) must be at least 1")
+    if retries < 0:
+        raise SweepError(f"retries ({retries}) must be >= 0")
+    specs = sweep.runs()  # validates every scenario before anything runs
+    jobs = jobs or multiprocessing.cpu_count()
+    if progress is None:
+        progress = sys.stderr.isatty()
+
+    start = time.perf_counter()
+    sweep_dir = store.SweepDir(out)
+    with sweep_dir.lock():
+        try:
+            sweep_dir.record_sweep(sweep.describe(), [s.record() for s in specs])
+        except store.StoreError as e:
+            raise SweepError(str(e)) from None
+        unique: dict[str, RunSpec] = {}
+        for spec in specs:
+            unique.setdefault(spec.run_id, spec)
+        todo = [s for s in unique.values() if not sweep_dir.is_stored(s.run_id)]
+        report = SweepReport(out=sweep_dir.root, total=len(unique), skipped=len(unique) - len(todo))
+        if todo:
+            chosen: _Backend = (
+                _LocalBackend(jobs) if backend == "local" else _DaskBackend(jobs, scheduler)
+            )
+            with _Display(sweep.name, len(todo), enabled=progress) as display:
+                _execute(todo, chosen, sweep_dir, report, retries, display)
+    report.wall_s = time.perf_counter() - start
+    return report
+
+
+def _execute(
+    todo: list[RunSpec],
+    backend: _Backend,
+    sweep_dir: store.SweepDir,
+    report: SweepReport,
+    retries: int,
+    display: _Display,
+) -> None:
+    queue = list(reversed(todo))  # pop() from the end keeps the sweep's order
+    attempts = dict.fromkeys((s.run_id for s in todo), 0)
+    pending: dict[cf.Future[tuple[str, Any]], RunSpec] = {}
+    limit = backend.max_in_flight or len(todo)
+    ok = False
+    try:
+        while queue or pending:
+            broken = False
+            while queue and len(pending) < limit:
+                spec = queue.pop()
+                try:
+                    pending[backend.submit(spec)] = spec
+                except Exception as exc:
+                    if not backend.worker_died(exc):
+                        raise
+                    # The pool broke since the last wait: retry this one, and the runs in
+                    # flight below, on a new pool.
+                    queue.append(spec)
+                    broken = True
+                    break
+            finished = set() if broken else cf.wait(pending, return_when=cf.FIRST_COMPLETED)[0]
+            for future in finished:
+                spec = pending.pop(future)
+                exc = future.exception()
+                if exc is not None and backend.worker_died(exc):
+                    broken = True
+                    attempts[spec.run_id] += 1
+                    if attempts[spec.run_id] <= retries:
+                        report.retried += 1
+                        queue.append(spec)
+                        continue
+                    outcome: tuple[str, Any] = ("error", _error_of(exc, attempts[spec.run_id]))
+                elif exc is not None:
+                    outcome = ("error", _error_of(exc, attempts[spec.run_id] + 1))
+                else:
+                    outcome = future.result()
+                _store(spec, outcome, sweep_dir, report)
+                display.update(report, len(queue) + len(pending))
+            if broken:
+                # A dead worker breaks the whole local pool: the runs still in flight are
+                # lost with it, and are retried like the one that died.
+                for future, spec in pending.items():
+                    attempts[spec.run_id] += 1
+                    report.retried += 1
+                    queue.append(spec)
+                pending.clear()
+                backend.restart()
+        ok = True
+    finally:
+        backend.close(cancel=not ok)
+
+
+def _error_of(exc: BaseException, attempts: int) -> dict[str, Any]:
+    message = str(exc) or type(exc).__name__
+    if isinstance(exc, cf.process.BrokenProcessPool):
+        message = f"the worker process died {attempts} times running this run ({message})"
+    return {
+        "type": type(exc).__name__,
+        "message": message,
+        "traceback": "".join(traceback.format_exception(type(exc), exc, exc.__traceback__)),
+    }
+
+
+def _store(
+    spec: RunSpec, outcome: tuple[str, Any], sweep_dir: store.SweepDir, report: SweepReport
+) -> None:
+    status, payload = outcome
+    if status == "ok":
+        result: Result = payload
+        try:
+            sweep_dir.write_run(result)
+        except (OSError, store.RunExistsError) as e:
+            status, payload = "error", {"type": type(e).__name__, "message": str(e)}
+        else:
+            report.done += 1
+            return
+    report.failed += 1
+    report.errors[spec.run_id] = payload["message"]
+    sweep_dir.write_error(spec.record(), payload)
+
+
+class _Display:
+    """The sweep's progress bar: runs done, failed, remaining, ETA (quiet off a terminal)."""
+
+    def __init__(self, name: str, total: int, *, enabled: bool) -> None:
+        self._progress: Progress | None = None
+        if enabled:
+            self._progress = Progress(
+                TextColumn("[bold]{task.description}"),
+                BarColumn(),
+                TextColumn("{task.fields[done]} done"),
+                TextColumn("[red]{task.fields[failed]} failed[/]"),
+                TextColumn("{task.fields[remaining]} remaining"),
+                TimeElapsedColumn(),
+                TextColumn("ETA"),
+                TimeRemainingColumn(),
+                console=Console(stderr=True),
+                transient=False,
+            )
+            self._task = self._progress.add_task(
+                escape(name), total=total, done=0, failed=0, remaining=total
+            )
+
+    def __enter__(self) -> _Display:  # noqa: PYI034
+        if self._progress is not None:
+            self._progress.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._progress is not None:
+            self._progress.stop()
+
+    def update(self, report: SweepReport, remaining: int) -> None:
+        if self._progress is not None:
+            self._progress.update(
+                self._task,
+                completed=report.done + report.failed,
+                done=report.done,
+                failed=report.failed,
+                remaining=remaining,
+            )
