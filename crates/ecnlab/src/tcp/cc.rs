@@ -7,6 +7,8 @@
 
 use crate::engine::SimTime;
 
+pub use super::rtt::RttInfo;
+
 /// The sender's window state, in bytes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Window {
@@ -33,7 +35,7 @@ pub enum Signal {
 
 pub trait CongestionControl {
     /// An ACK acknowledged `acked` new bytes outside loss recovery.
-    fn on_ack(&mut self, w: &mut Window, acked: u64, now: SimTime);
+    fn on_ack(&mut self, w: &mut Window, acked: u64, rtt: RttInfo, now: SimTime);
     /// A congestion signal, at most once per window of data (the sender enforces that).
     /// `flight` is FlightSize, the bytes outstanding when the signal arrived.
     fn on_congestion_event(&mut self, w: &mut Window, signal: Signal, flight: u64, now: SimTime);
@@ -41,14 +43,31 @@ pub trait CongestionControl {
     fn on_timeout(&mut self, w: &mut Window, flight: u64, now: SimTime);
 }
 
-/// NewReno window arithmetic (RFC 5681 sections 3.1; loss recovery itself is RFC 6582, in the
-/// sender). On a loss or an ECN echo, ssthresh = max(FlightSize / 2, 2 SMSS) (RFC 5681 eq. 4,
-/// RFC 3168 section 6.1.2).
-#[derive(Clone, Debug, Default)]
-pub struct NewReno;
+/// NewReno window arithmetic (RFC 5681 section 3.1; loss recovery itself is RFC 6582, in the
+/// sender). On a loss, ssthresh = max(beta FlightSize, 2 SMSS) with beta = 1/2 by default
+/// (RFC 5681 eq. 4); on an ECN echo the same with `beta_ecn` (RFC 3168 section 6.1.2 uses 1/2;
+/// ABE, RFC 8511, a milder factor such as 0.8), including the echo that ends slow start.
+#[derive(Clone, Debug, PartialEq)]
+pub struct NewReno {
+    /// Multiplicative decrease on a loss.
+    pub beta: f64,
+    /// Multiplicative decrease on an ECN echo.
+    pub beta_ecn: f64,
+}
+
+impl Default for NewReno {
+    fn default() -> Self {
+        NewReno { beta: 0.5, beta_ecn: 0.5 }
+    }
+}
+
+/// `max(beta * flight, 2 SMSS)` in whole bytes (rounded down, as integer window arithmetic).
+pub fn reduced_window(flight: u64, beta: f64, mss: u64) -> u64 {
+    ((flight as f64 * beta) as u64).max(2 * mss)
+}
 
 impl CongestionControl for NewReno {
-    fn on_ack(&mut self, w: &mut Window, acked: u64, _now: SimTime) {
+    fn on_ack(&mut self, w: &mut Window, acked: u64, _rtt: RttInfo, _now: SimTime) {
         if w.in_slow_start() {
             // Slow start: cwnd += min(N, SMSS) per ACK (RFC 5681 eq. 2).
             w.cwnd += acked.min(w.mss);
@@ -58,14 +77,18 @@ impl CongestionControl for NewReno {
         }
     }
 
-    fn on_congestion_event(&mut self, w: &mut Window, _signal: Signal, flight: u64, _now: SimTime) {
-        w.ssthresh = (flight / 2).max(2 * w.mss);
+    fn on_congestion_event(&mut self, w: &mut Window, signal: Signal, flight: u64, _now: SimTime) {
+        let beta = match signal {
+            Signal::Loss => self.beta,
+            Signal::Ecn => self.beta_ecn,
+        };
+        w.ssthresh = reduced_window(flight, beta, w.mss);
         w.cwnd = w.ssthresh;
     }
 
     fn on_timeout(&mut self, w: &mut Window, flight: u64, _now: SimTime) {
         // RFC 5681 eq. 4 and loss window LW = 1 SMSS.
-        w.ssthresh = (flight / 2).max(2 * w.mss);
+        w.ssthresh = reduced_window(flight, self.beta, w.mss);
         w.cwnd = w.mss;
     }
 }
@@ -78,9 +101,9 @@ pub enum Controller {
 
 impl CongestionControl for Controller {
     #[inline]
-    fn on_ack(&mut self, w: &mut Window, acked: u64, now: SimTime) {
+    fn on_ack(&mut self, w: &mut Window, acked: u64, rtt: RttInfo, now: SimTime) {
         match self {
-            Controller::NewReno(c) => c.on_ack(w, acked, now),
+            Controller::NewReno(c) => c.on_ack(w, acked, rtt, now),
         }
     }
     #[inline]
@@ -105,20 +128,20 @@ mod tests {
 
     #[test]
     fn slow_start_then_congestion_avoidance() {
-        let mut c = NewReno;
+        let mut c = NewReno::default();
         let mut w = Window { cwnd: 2 * MSS, ssthresh: 4 * MSS, mss: MSS };
-        c.on_ack(&mut w, 2 * MSS, 0); // a delayed ACK of two segments still adds one SMSS
+        c.on_ack(&mut w, 2 * MSS, RttInfo::default(), 0); // a delayed ACK of two segments still adds one SMSS
         assert_eq!(w.cwnd, 3 * MSS);
-        c.on_ack(&mut w, MSS, 0);
+        c.on_ack(&mut w, MSS, RttInfo::default(), 0);
         assert_eq!(w.cwnd, 4 * MSS);
         assert!(!w.in_slow_start());
-        c.on_ack(&mut w, MSS, 0);
+        c.on_ack(&mut w, MSS, RttInfo::default(), 0);
         assert_eq!(w.cwnd, 4 * MSS + MSS * MSS / (4 * MSS));
     }
 
     #[test]
     fn loss_and_ecn_halve_timeout_collapses() {
-        let mut c = NewReno;
+        let mut c = NewReno::default();
         let mut w = Window { cwnd: 20 * MSS, ssthresh: u64::MAX, mss: MSS };
         c.on_congestion_event(&mut w, Signal::Loss, 20 * MSS, 0);
         assert_eq!((w.cwnd, w.ssthresh), (10 * MSS, 10 * MSS));
@@ -126,5 +149,23 @@ mod tests {
         assert_eq!((w.cwnd, w.ssthresh), (2 * MSS, 2 * MSS), "floor of 2 SMSS");
         c.on_timeout(&mut w, 12 * MSS, 0);
         assert_eq!((w.cwnd, w.ssthresh), (MSS, 6 * MSS));
+    }
+
+    #[test]
+    fn abe_backs_off_less_on_an_echo_than_on_a_loss() {
+        // RFC 8511 with beta_ecn 0.8: an echo keeps 80% of FlightSize, a loss still halves.
+        let mut c = NewReno { beta: 0.5, beta_ecn: 0.8 };
+        let mut w = Window { cwnd: 20 * MSS, ssthresh: u64::MAX, mss: MSS };
+        // The echo that ends slow start uses beta_ecn too.
+        assert!(w.in_slow_start());
+        c.on_congestion_event(&mut w, Signal::Ecn, 20 * MSS, 0);
+        assert_eq!((w.cwnd, w.ssthresh), (16 * MSS, 16 * MSS));
+        c.on_congestion_event(&mut w, Signal::Loss, 16 * MSS, 0);
+        assert_eq!((w.cwnd, w.ssthresh), (8 * MSS, 8 * MSS));
+        c.on_congestion_event(&mut w, Signal::Ecn, 2 * MSS + 500, 0);
+        assert_eq!((w.cwnd, w.ssthresh), (2 * MSS, 2 * MSS), "floor of 2 SMSS");
+        // A timeout uses the loss factor.
+        c.on_timeout(&mut w, 10 * MSS, 0);
+        assert_eq!((w.cwnd, w.ssthresh), (MSS, 5 * MSS));
     }
 }

@@ -168,7 +168,7 @@ impl Endpoint {
             fin_queued: false,
             w: Window { cwnd: p.initial_window_bytes(), ssthresh: u64::MAX, mss },
             cc: match p.cc {
-                CcKind::NewReno => Controller::NewReno(NewReno),
+                CcKind::NewReno => Controller::NewReno(NewReno::default()),
             },
             peer_wnd: mss,
             dupacks: 0,
@@ -370,7 +370,7 @@ impl Endpoint {
             } else if ece && self.snd_una > self.ecn_recover {
                 self.ecn_response(ctx.now);
             } else if !ece && self.w.cwnd < self.peer_wnd {
-                self.cc.on_ack(&mut self.w, acked, ctx.now);
+                self.cc.on_ack(&mut self.w, acked, self.rtt.info(), ctx.now);
             }
             if self.snd_una >= self.snd_max {
                 self.rto_at = OFF;

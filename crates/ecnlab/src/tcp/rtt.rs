@@ -12,6 +12,8 @@ use crate::engine::SimTime;
 pub struct RttEstimator {
     srtt: SimTime,
     rttvar: SimTime,
+    /// Smallest sample so far (0 before the first).
+    min_rtt: SimTime,
     has_sample: bool,
     /// Number of consecutive backoffs (RTO doublings).
     backoff: u32,
@@ -23,7 +25,7 @@ pub struct RttEstimator {
 
 impl RttEstimator {
     pub fn new(initial: SimTime, min: SimTime, max: SimTime, granularity: SimTime) -> Self {
-        RttEstimator { srtt: 0, rttvar: 0, has_sample: false, backoff: 0, initial, min, max, granularity }
+        RttEstimator { srtt: 0, rttvar: 0, min_rtt: 0, has_sample: false, backoff: 0, initial, min, max, granularity }
     }
 
     /// Feeds one round-trip measurement (never from a retransmitted segment).
@@ -36,8 +38,10 @@ impl RttEstimator {
         } else {
             self.srtt = r;
             self.rttvar = r / 2;
+            self.min_rtt = r;
             self.has_sample = true;
         }
+        self.min_rtt = self.min_rtt.min(r);
         self.backoff = 0;
     }
 
@@ -69,6 +73,18 @@ impl RttEstimator {
     pub fn srtt(&self) -> Option<SimTime> {
         self.has_sample.then_some(self.srtt)
     }
+
+    /// What a congestion controller may know of the path's round-trip time.
+    pub fn info(&self) -> RttInfo {
+        RttInfo { srtt: self.srtt, min_rtt: self.min_rtt }
+    }
+}
+
+/// Round-trip times as a congestion controller sees them (both 0 before the first sample).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RttInfo {
+    pub srtt: SimTime,
+    pub min_rtt: SimTime,
 }
 
 #[cfg(test)]
