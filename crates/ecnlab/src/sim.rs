@@ -17,7 +17,7 @@ use crate::net::dumbbell::{LinkId, Route, BOTTLENECK_DOWN, BOTTLENECK_HOP, BOTTL
 use crate::net::link::LinkStats;
 use crate::net::{DelayLine, Dumbbell, Hop, Link, LinkWake, Offer};
 use crate::packet::{Direction, Ecn, Packet, PacketId, PacketKind, PacketPool};
-use crate::scenario::{AqmConfig, ConfigError, QueueConfig, Scenario, Workload};
+use crate::scenario::{AqmConfig, ConfigError, QueueConfig, Scenario, Side, TcpConfig, Workload};
 use crate::tcp::{Endpoint, Role, SegmentCtx, TcpEvents, TcpParams};
 use crate::workload::{self, ConnSpec, ExchangeArrivals, FlowPlan, PacketSource};
 
@@ -56,6 +56,9 @@ struct Conn {
     live: bool,
     client: Endpoint,
     server: Endpoint,
+    /// Indices of the client's and the server's parameter sets in `Simulation::params`.
+    client_params: u8,
+    server_params: u8,
     route: Route,
     workload: u32,
     kind: FlowKind,
@@ -74,6 +77,8 @@ struct Conn {
     ex_rtos: u32,
     ex_index: u64,
     drops: u64,
+    /// SYN-ACKs of this connection dropped in the network.
+    synack_drops: u64,
     marks: u64,
     /// In-order bytes delivered (both ends) when the measurement window opened.
     delivered_at_warmup: u64,
@@ -88,6 +93,12 @@ impl Conn {
     }
     fn rtos(&self) -> u32 {
         self.client.stats.rtos + self.server.stats.rtos
+    }
+    /// Time the handshake lost to retransmissions: from the first SYN (SYN-ACK) to the last,
+    /// whichever end waited longer.
+    fn handshake_wait(&self) -> SimTime {
+        let (c, s) = (&self.client.stats, &self.server.stats);
+        (c.last_syn_at - c.first_syn_at).max(s.last_syn_at - s.first_syn_at)
     }
 }
 
@@ -115,6 +126,9 @@ struct ExchangeRows {
     ecn: Vec<bool>,
     syn_retx: Vec<u64>,
     synack_retx: Vec<u64>,
+    synack_drops: Vec<u64>,
+    synack_ce: Vec<bool>,
+    handshake_wait_s: Vec<f64>,
     rtos: Vec<u64>,
     completed: Vec<bool>,
 }
@@ -141,6 +155,10 @@ struct FlowRows {
     rtos: Vec<u64>,
     syn_retx: Vec<u64>,
     synack_retx: Vec<u64>,
+    synack_drops: Vec<u64>,
+    ce_received: Vec<u64>,
+    ecn_reductions: Vec<u64>,
+    loss_reductions: Vec<u64>,
     exchanges: Vec<u64>,
 }
 
@@ -174,7 +192,12 @@ enum WorkloadState {
 
 pub struct Simulation {
     scenario: Scenario,
-    params: TcpParams,
+    /// Endpoint parameter sets: [clients, clients without ECN, servers, servers without ECN]
+    /// (the second of a side is used only with `ecn_fraction`).
+    params: [TcpParams; 4],
+    /// Parameter set of each client and server host.
+    client_params: Vec<u8>,
+    server_params: Vec<u8>,
     now: SimTime,
     end: SimTime,
     events: EventQueue<Ev>,
@@ -251,7 +274,14 @@ impl Simulation {
             next_exchange: 0,
         };
         let mut sim = Simulation {
-            params: scenario.tcp.resolve(),
+            params: [
+                host_params(&scenario.tcp, Side::Clients, true),
+                host_params(&scenario.tcp, Side::Clients, false),
+                host_params(&scenario.tcp, Side::Servers, true),
+                host_params(&scenario.tcp, Side::Servers, false),
+            ],
+            client_params: host_classes(&scenario.tcp, Side::Clients, t.clients, seed),
+            server_params: host_classes(&scenario.tcp, Side::Servers, t.servers, seed),
             path_rtt: from_millis(scenario.path_rtt_ms()),
             delay_grid: ((t.delay_resolution_us * 1000.0).round() as SimTime).max(1),
             now: 0,
@@ -490,6 +520,7 @@ impl Simulation {
         if c.gen == p.flow_gen && c.live {
             if drop {
                 c.drops += 1;
+                c.synack_drops += (p.kind == PacketKind::SynAck) as u64;
             } else {
                 c.marks += 1;
             }
@@ -508,7 +539,8 @@ impl Simulation {
         let server = pkt.dir == Direction::Up;
         let ev = {
             let c = &mut self.conns[ci];
-            let mut ctx = SegmentCtx { now: self.now, pool: &mut self.pool, out: &mut self.out, params: &self.params };
+            let params = &self.params[c.params_index(server)];
+            let mut ctx = SegmentCtx { now: self.now, pool: &mut self.pool, out: &mut self.out, params };
             let e = if server { &mut c.server } else { &mut c.client };
             e.on_segment(&pkt, &mut ctx)
         };
@@ -538,7 +570,8 @@ impl Simulation {
         if !c.live {
             return;
         }
-        let mut ctx = SegmentCtx { now: self.now, pool: &mut self.pool, out: &mut self.out, params: &self.params };
+        let params = &self.params[c.params_index(server)];
+        let mut ctx = SegmentCtx { now: self.now, pool: &mut self.pool, out: &mut self.out, params };
         let e = if server { &mut c.server } else { &mut c.client };
         e.flush(&mut ctx);
         let base = if server { 2 } else { 0 };
@@ -572,6 +605,7 @@ impl Simulation {
         }
         c.timer_at[w] = OFF;
         let server = which >= 2;
+        let params = &self.params[c.params_index(server)];
         let e = if server { &mut c.server } else { &mut c.client };
         let deadline = if which % 2 == 0 { e.rto_at } else { e.delack_at };
         if deadline > self.now {
@@ -581,7 +615,7 @@ impl Simulation {
             }
             return;
         }
-        let mut ctx = SegmentCtx { now: self.now, pool: &mut self.pool, out: &mut self.out, params: &self.params };
+        let mut ctx = SegmentCtx { now: self.now, pool: &mut self.pool, out: &mut self.out, params };
         let ev = if which % 2 == 0 {
             e.on_rto(&mut ctx)
         } else {
@@ -608,8 +642,10 @@ impl Simulation {
                     flow_id: 0,
                     gen: 0,
                     live: false,
-                    client: Endpoint::new(Role::Client, 0, 0, 1, &self.params),
-                    server: Endpoint::new(Role::Server, 0, 0, 1, &self.params),
+                    client: Endpoint::new(Role::Client, 0, 0, 1, &self.params[0]),
+                    server: Endpoint::new(Role::Server, 0, 0, 1, &self.params[2]),
+                    client_params: 0,
+                    server_params: 2,
                     route,
                     workload: 0,
                     kind,
@@ -625,6 +661,7 @@ impl Simulation {
                     ex_rtos: 0,
                     ex_index: 0,
                     drops: 0,
+                    synack_drops: 0,
                     marks: 0,
                     delivered_at_warmup: 0,
                     exchanges_done: 0,
@@ -641,8 +678,10 @@ impl Simulation {
         c.flow_id = self.next_flow;
         self.next_flow += 1;
         c.live = true;
-        c.client = Endpoint::new(Role::Client, id, gen, rwnd, &self.params);
-        c.server = Endpoint::new(Role::Server, id, gen, rwnd, &self.params);
+        c.client_params = self.client_params[spec.client as usize];
+        c.server_params = self.server_params[spec.server as usize];
+        c.client = Endpoint::new(Role::Client, id, gen, rwnd, &self.params[c.client_params as usize]);
+        c.server = Endpoint::new(Role::Server, id, gen, rwnd, &self.params[c.server_params as usize]);
         c.route = route;
         c.workload = spec.workload;
         c.kind = kind;
@@ -656,6 +695,7 @@ impl Simulation {
         c.ex_start = self.now;
         c.ex_rtos = 0;
         c.drops = 0;
+        c.synack_drops = 0;
         c.marks = 0;
         c.delivered_at_warmup = 0;
         c.exchanges_done = 0;
@@ -671,7 +711,8 @@ impl Simulation {
             }
         }
         c.plan = spec.plan;
-        let mut ctx = SegmentCtx { now: self.now, pool: &mut self.pool, out: &mut self.out, params: &self.params };
+        let params = &self.params[c.params_index(false)];
+        let mut ctx = SegmentCtx { now: self.now, pool: &mut self.pool, out: &mut self.out, params };
         c.client.connect(&mut ctx);
         self.flush(id, false);
     }
@@ -972,6 +1013,9 @@ impl Simulation {
             .with("ecn", Column::Bool(r.ecn))
             .with("syn_retx", Column::U64(r.syn_retx))
             .with("synack_retx", Column::U64(r.synack_retx))
+            .with("synack_drops", Column::U64(r.synack_drops))
+            .with("synack_ce", Column::Bool(r.synack_ce))
+            .with("handshake_wait_s", Column::F64(r.handshake_wait_s))
             .with("rtos", Column::U64(r.rtos))
             .with("completed", Column::Bool(r.completed))
     }
@@ -999,6 +1043,10 @@ impl Simulation {
             .with("rtos", Column::U64(r.rtos))
             .with("syn_retx", Column::U64(r.syn_retx))
             .with("synack_retx", Column::U64(r.synack_retx))
+            .with("synack_drops", Column::U64(r.synack_drops))
+            .with("ce_received", Column::U64(r.ce_received))
+            .with("ecn_reductions", Column::U64(r.ecn_reductions))
+            .with("loss_reductions", Column::U64(r.loss_reductions))
             .with("exchanges", Column::U64(r.exchanges))
     }
 
@@ -1258,6 +1306,9 @@ fn record_exchange(rec: &mut Recorder, c: &Conn, end: Option<SimTime>) {
     r.ecn.push(c.client.ecn_negotiated());
     r.syn_retx.push(if first { c.client.stats.handshake_retx as u64 } else { 0 });
     r.synack_retx.push(if first { c.server.stats.handshake_retx as u64 } else { 0 });
+    r.synack_drops.push(if first { c.synack_drops } else { 0 });
+    r.synack_ce.push(first && c.client.stats.synack_ce);
+    r.handshake_wait_s.push(if first { to_secs(c.handshake_wait()) } else { 0.0 });
     r.rtos.push((c.rtos() - c.ex_rtos) as u64);
     r.completed.push(end.is_some());
 }
@@ -1296,5 +1347,52 @@ fn record_flow(rec: &mut Recorder, now: SimTime, c: &Conn, end: Option<SimTime>)
     r.rtos.push(c.rtos() as u64);
     r.syn_retx.push(c.client.stats.handshake_retx as u64);
     r.synack_retx.push(c.server.stats.handshake_retx as u64);
+    r.synack_drops.push(c.synack_drops);
+    let (a, b) = (&c.client.stats, &c.server.stats);
+    r.ce_received.push((a.ce_received + b.ce_received) as u64);
+    r.ecn_reductions.push((a.ecn_reductions + b.ecn_reductions) as u64);
+    r.loss_reductions.push((a.loss_reductions + b.loss_reductions) as u64);
     r.exchanges.push(c.exchanges_done as u64);
+}
+
+impl Conn {
+    #[inline]
+    fn params_index(&self, server: bool) -> usize {
+        (if server { self.server_params } else { self.client_params }) as usize
+    }
+}
+
+/// Parameters of one side's hosts, with or without ECN when the side sets `ecn_fraction`.
+fn host_params(tcp: &TcpConfig, side: Side, ecn: bool) -> TcpParams {
+    let cfg = tcp.side(side);
+    let mut p = cfg.resolve();
+    if cfg.ecn_fraction.is_some() {
+        p.ecn = ecn;
+    }
+    p
+}
+
+/// The parameter set of each of `n` hosts of a side: with `ecn_fraction` f, exactly
+/// round(f n) hosts, drawn at random from the run seed alone, have ECN.
+fn host_classes(tcp: &TcpConfig, side: Side, n: u32, seed: u64) -> Vec<u8> {
+    let (with, without) = match side {
+        Side::Clients => (0u8, 1u8),
+        Side::Servers => (2u8, 3u8),
+    };
+    let Some(f) = tcp.side(side).ecn_fraction else {
+        return vec![with; n as usize];
+    };
+    let k = (f * n as f64).round() as usize;
+    let mut rng = Rng::stream(seed, StreamId { purpose: purpose::ECN_HOSTS, a: with as u32 / 2, b: 0 });
+    // The first k of a uniform random permutation (Fisher-Yates) get ECN.
+    let mut order: Vec<u32> = (0..n).collect();
+    for i in 0..k.min(n as usize) {
+        let j = i + rng.below((n as usize - i) as u64) as usize;
+        order.swap(i, j);
+    }
+    let mut classes = vec![without; n as usize];
+    for &h in &order[..k.min(n as usize)] {
+        classes[h as usize] = with;
+    }
+    classes
 }

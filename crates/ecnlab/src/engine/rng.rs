@@ -35,6 +35,8 @@ pub mod purpose {
     pub const AQM: u32 = 7;
     pub const RANDOM_LOSS: u32 = 8;
     pub const SOURCE: u32 = 9;
+    /// Which hosts of a side have ECN (`tcp.clients.ecn_fraction`); index 0 clients, 1 servers.
+    pub const ECN_HOSTS: u32 = 10;
 }
 
 #[derive(Clone, Debug)]

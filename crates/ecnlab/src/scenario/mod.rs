@@ -11,7 +11,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::engine::time::{from_millis, from_secs, NS_PER_MS};
-use crate::tcp::params::{rfc3390_iw_segments, CcKind, TcpParams};
+use crate::tcp::params::{rfc3390_iw_segments, CcKind, EcnPlus, TcpParams};
 pub use dist::Dist;
 
 /// A configuration error: `path (value) rule`.
@@ -227,12 +227,29 @@ pub enum CongestionControlName {
     Newreno,
 }
 
-/// TCP settings of every endpoint: a profile, and overrides of its values.
+/// ECN on SYN-ACKs (seed 000's ECN+; RFC 5562).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum EcnPlusName {
+    /// Classic RFC 3168: SYN-ACKs are not ECN-capable.
+    #[default]
+    Off,
+    /// Seed 000: a server sends every SYN-ACK of an ECN-setup connection ECT(0); a client
+    /// ignores CE on a SYN-ACK and proceeds as if it were unmarked.
+    Seed,
+    /// RFC 5562: as `seed`, but a retransmitted SYN-ACK is not ECT, a client echoes CE on a
+    /// SYN-ACK with ECE on its ACK, and a server that sees it starts with a one-segment window.
+    Rfc5562,
+}
+
+/// TCP settings of the endpoints: a profile, overrides of its values, and per-side overrides
+/// (`clients`, `servers`).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct TcpConfig {
-    #[serde(default)]
-    pub profile: Profile,
+    /// Endpoint profile (default `rfc6298`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub profile: Option<Profile>,
     /// Maximum segment size: payload bytes per segment.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mss_bytes: Option<u32>,
@@ -263,13 +280,84 @@ pub struct TcpConfig {
     /// RFC 3168 ECN at every endpoint.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ecn: Option<bool>,
+    /// ECN on SYN-ACKs: `off`, `seed` or `rfc5562` (servers send, clients respond).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ecn_plus: Option<EcnPlusName>,
+    /// Multiplicative decrease on a loss (NewReno default 0.5).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub beta: Option<f64>,
+    /// ABE (RFC 8511): back off by `beta_ecn` instead of `beta` on an ECN echo.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub abe: Option<bool>,
+    /// Multiplicative decrease on an ECN echo with ABE (NewReno default 0.8).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub beta_ecn: Option<f64>,
+    /// Only in `tcp.clients` / `tcp.servers`: the fraction of that side's hosts with ECN
+    /// (chosen at random per seed, independently of everything else); the others have none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ecn_fraction: Option<f64>,
+    /// Settings of client hosts that differ from this table's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub clients: Option<Box<TcpConfig>>,
+    /// Settings of server hosts that differ from this table's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub servers: Option<Box<TcpConfig>>,
+}
+
+/// Which hosts a side table configures.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Side {
+    Clients,
+    Servers,
+}
+
+impl Side {
+    fn name(self) -> &'static str {
+        match self {
+            Side::Clients => "clients",
+            Side::Servers => "servers",
+        }
+    }
 }
 
 impl TcpConfig {
-    /// The profile's values with this table's overrides applied.
+    /// The settings of one side's hosts: this table with the side's table laid over it.
+    pub fn side(&self, side: Side) -> TcpConfig {
+        let over = match side {
+            Side::Clients => self.clients.as_deref(),
+            Side::Servers => self.servers.as_deref(),
+        };
+        let Some(o) = over else {
+            return TcpConfig { clients: None, servers: None, ..self.clone() };
+        };
+        TcpConfig {
+            profile: o.profile.or(self.profile),
+            mss_bytes: o.mss_bytes.or(self.mss_bytes),
+            header_bytes: o.header_bytes.or(self.header_bytes),
+            initial_rto_s: o.initial_rto_s.or(self.initial_rto_s),
+            min_rto_s: o.min_rto_s.or(self.min_rto_s),
+            max_rto_s: o.max_rto_s.or(self.max_rto_s),
+            initial_window_segments: o.initial_window_segments.or(self.initial_window_segments),
+            delayed_ack_ms: o.delayed_ack_ms.or(self.delayed_ack_ms),
+            ack_every_segments: o.ack_every_segments.or(self.ack_every_segments),
+            syn_retries: o.syn_retries.or(self.syn_retries),
+            congestion_control: o.congestion_control.or(self.congestion_control),
+            iw_one_after_syn_loss: o.iw_one_after_syn_loss.or(self.iw_one_after_syn_loss),
+            ecn: o.ecn.or(self.ecn),
+            ecn_plus: o.ecn_plus.or(self.ecn_plus),
+            beta: o.beta.or(self.beta),
+            abe: o.abe.or(self.abe),
+            beta_ecn: o.beta_ecn.or(self.beta_ecn),
+            ecn_fraction: o.ecn_fraction,
+            clients: None,
+            servers: None,
+        }
+    }
+
+    /// The profile's values with this table's overrides applied (side tables ignored).
     pub fn resolve(&self) -> TcpParams {
         let mss = self.mss_bytes.unwrap_or(1460);
-        let (init_rto, min_rto, max_rto, iw, delack) = match self.profile {
+        let (init_rto, min_rto, max_rto, iw, delack) = match self.profile.unwrap_or_default() {
             Profile::Seed2005 => (3.0, 1.0, 60.0, 2, 200.0),
             Profile::Rfc6298 => (1.0, 1.0, 60.0, rfc3390_iw_segments(mss), 200.0),
             Profile::Linux => (1.0, 0.2, 120.0, 10, 40.0),
@@ -286,19 +374,31 @@ impl TcpConfig {
             ack_every_segments: self.ack_every_segments.unwrap_or(2),
             syn_retries: self.syn_retries.unwrap_or(6),
             cc: match self.congestion_control.unwrap_or_default() {
-                CongestionControlName::Newreno => CcKind::NewReno,
+                CongestionControlName::Newreno => {
+                    let beta = self.beta.unwrap_or(0.5);
+                    let beta_ecn = if self.abe.unwrap_or(false) { self.beta_ecn.unwrap_or(0.8) } else { beta };
+                    CcKind::NewReno { beta, beta_ecn }
+                }
             },
             iw_one_after_syn_loss: self.iw_one_after_syn_loss.unwrap_or(true),
             ecn: self.ecn.unwrap_or(false),
+            ecn_plus: match self.ecn_plus.unwrap_or_default() {
+                EcnPlusName::Off => EcnPlus::Off,
+                EcnPlusName::Seed => EcnPlus::Seed,
+                EcnPlusName::Rfc5562 => EcnPlus::Rfc5562,
+            },
         }
     }
 
-    /// The same settings with every value the profile supplies written out.
+    /// The same settings with every value the profile supplies written out (side tables are
+    /// kept as written: they hold only what differs).
     pub fn filled(&self) -> TcpConfig {
         let p = self.resolve();
         let secs = |t: u64| t as f64 / 1e9;
+        let CcKind::NewReno { beta, beta_ecn } = p.cc;
+        let abe = self.abe.unwrap_or(false);
         TcpConfig {
-            profile: self.profile,
+            profile: Some(self.profile.unwrap_or_default()),
             mss_bytes: Some(p.mss_bytes),
             header_bytes: Some(p.header_bytes),
             initial_rto_s: Some(secs(p.initial_rto)),
@@ -311,40 +411,79 @@ impl TcpConfig {
             congestion_control: Some(self.congestion_control.unwrap_or_default()),
             iw_one_after_syn_loss: Some(p.iw_one_after_syn_loss),
             ecn: Some(p.ecn),
+            ecn_plus: Some(self.ecn_plus.unwrap_or_default()),
+            beta: Some(beta),
+            abe: Some(abe),
+            beta_ecn: abe.then_some(beta_ecn),
+            ecn_fraction: None,
+            clients: self.clients.clone(),
+            servers: self.servers.clone(),
         }
     }
 
     fn validate(&self) -> Result<(), ConfigError> {
+        check(self.ecn_fraction.is_none(), "tcp.ecn_fraction", self.ecn_fraction.unwrap_or(0.0), "belongs in tcp.clients or tcp.servers")?;
+        self.validate_values("tcp")?;
+        for side in [Side::Clients, Side::Servers] {
+            let over = match side {
+                Side::Clients => self.clients.as_deref(),
+                Side::Servers => self.servers.as_deref(),
+            };
+            let Some(o) = over else { continue };
+            let path = format!("tcp.{}", side.name());
+            for (nested, name) in [(o.clients.is_some(), "clients"), (o.servers.is_some(), "servers")] {
+                check(!nested, &format!("{path}.{name}"), "{...}", "side tables do not nest")?;
+            }
+            if let Some(f) = o.ecn_fraction {
+                check((0.0..=1.0).contains(&f), &format!("{path}.ecn_fraction"), f, "must be in [0, 1]")?;
+                check(o.ecn.is_none(), &format!("{path}.ecn"), o.ecn.unwrap_or(false), "conflicts with ecn_fraction: set one")?;
+            }
+            self.side(side).validate_values(&path)?;
+        }
+        Ok(())
+    }
+
+    /// Checks the values of one resolved table; `path` names it in errors.
+    fn validate_values(&self, path: &str) -> Result<(), ConfigError> {
         let p = self.resolve();
-        check(p.mss_bytes >= 1, "tcp.mss_bytes", p.mss_bytes, "must be at least 1")?;
-        check(p.mss_bytes <= 65_000, "tcp.mss_bytes", p.mss_bytes, "must be at most 65000")?;
-        check(p.header_bytes <= 1000, "tcp.header_bytes", p.header_bytes, "must be at most 1000")?;
+        for (v, name) in [(self.beta, "beta"), (self.beta_ecn, "beta_ecn")] {
+            if let Some(v) = v {
+                check(v > 0.0 && v < 1.0, &format!("{path}.{name}"), v, "must be in (0, 1)")?;
+            }
+        }
+        if let Some(v) = self.beta_ecn {
+            check(self.abe == Some(true), &format!("{path}.beta_ecn"), v, "applies only with abe = true")?;
+        }
+        let path = |field: &str| format!("{path}.{field}");
+        check(p.mss_bytes >= 1, &path("mss_bytes"), p.mss_bytes, "must be at least 1")?;
+        check(p.mss_bytes <= 65_000, &path("mss_bytes"), p.mss_bytes, "must be at most 65000")?;
+        check(p.header_bytes <= 1000, &path("header_bytes"), p.header_bytes, "must be at most 1000")?;
         if let Some(v) = self.initial_rto_s {
-            positive(v, "tcp.initial_rto_s")?;
+            positive(v, &path("initial_rto_s"))?;
         }
         if let Some(v) = self.min_rto_s {
-            non_negative(v, "tcp.min_rto_s")?;
+            non_negative(v, &path("min_rto_s"))?;
         }
         if let Some(v) = self.max_rto_s {
-            positive(v, "tcp.max_rto_s")?;
+            positive(v, &path("max_rto_s"))?;
         }
         check(
             p.max_rto >= p.min_rto,
-            "tcp.max_rto_s",
+            &path("max_rto_s"),
             p.max_rto as f64 / 1e9,
             &format!("must not be below min_rto_s ({})", p.min_rto as f64 / 1e9),
         )?;
         check(
             p.max_rto >= p.initial_rto,
-            "tcp.max_rto_s",
+            &path("max_rto_s"),
             p.max_rto as f64 / 1e9,
             &format!("must not be below initial_rto_s ({})", p.initial_rto as f64 / 1e9),
         )?;
-        check(p.initial_window_segments >= 1, "tcp.initial_window_segments", p.initial_window_segments, "must be at least 1")?;
+        check(p.initial_window_segments >= 1, &path("initial_window_segments"), p.initial_window_segments, "must be at least 1")?;
         if let Some(v) = self.delayed_ack_ms {
-            non_negative(v, "tcp.delayed_ack_ms")?;
+            non_negative(v, &path("delayed_ack_ms"))?;
         }
-        check(p.ack_every_segments >= 1, "tcp.ack_every_segments", p.ack_every_segments, "must be at least 1")?;
+        check(p.ack_every_segments >= 1, &path("ack_every_segments"), p.ack_every_segments, "must be at least 1")?;
         Ok(())
     }
 }

@@ -20,7 +20,7 @@
 //!   sequence number sent when the last recovery or timeout began), RFC 6582 section 3.2 step 2.
 
 use super::cc::{CongestionControl, Controller, NewReno, Signal, Window};
-use super::params::{CcKind, TcpParams};
+use super::params::{CcKind, EcnPlus, TcpParams};
 use super::rtt::RttEstimator;
 use crate::engine::SimTime;
 use crate::packet::{flags, Direction, Ecn, Packet, PacketId, PacketKind, PacketPool};
@@ -85,6 +85,16 @@ pub struct EndpointStats {
     pub fast_retransmits: u32,
     /// Window reductions in response to ECE.
     pub ecn_reductions: u32,
+    /// Window reductions in response to a loss found by duplicate ACKs (a loss in a window
+    /// already reduced for ECN is repaired without one).
+    pub loss_reductions: u32,
+    /// Data segments received with CE.
+    pub ce_received: u32,
+    /// Client: the SYN-ACK that completed the handshake carried CE.
+    pub synack_ce: bool,
+    /// When the first and the last SYN (client) or SYN-ACK (server) were sent.
+    pub first_syn_at: SimTime,
+    pub last_syn_at: SimTime,
 }
 
 pub struct Endpoint {
@@ -125,6 +135,9 @@ pub struct Endpoint {
     /// React to ECE only once the data outstanding at the last reduction is acknowledged.
     ecn_recover: u64,
     cwr_pending: bool,
+    /// RFC 3168 6.1.2: an echo arrived with a one-segment window: send no new data until the
+    /// retransmission timer expires.
+    ecn_hold: bool,
     /// Receiver: echo ECE until a CWR arrives.
     ece_pending: bool,
 
@@ -168,7 +181,7 @@ impl Endpoint {
             fin_queued: false,
             w: Window { cwnd: p.initial_window_bytes(), ssthresh: u64::MAX, mss },
             cc: match p.cc {
-                CcKind::NewReno => Controller::NewReno(NewReno::default()),
+                CcKind::NewReno { beta, beta_ecn } => Controller::NewReno(NewReno { beta, beta_ecn }),
             },
             peer_wnd: mss,
             dupacks: 0,
@@ -183,6 +196,7 @@ impl Endpoint {
             ecn_ok: false,
             ecn_recover: 0,
             cwr_pending: false,
+            ecn_hold: false,
             ece_pending: false,
             rcv_nxt: 0,
             ooo: Vec::new(),
@@ -287,6 +301,11 @@ impl Endpoint {
                 self.peer_wnd = pkt.wnd as u64;
                 // RFC 3168 6.1.1: an ECN-setup SYN-ACK has ECE without CWR.
                 self.ecn_ok = ctx.params.ecn && pkt.has(flags::ECE) && !pkt.has(flags::CWR);
+                self.stats.synack_ce = pkt.ecn == Ecn::Ce;
+                // RFC 5562 3.2: echo a CE-marked SYN-ACK on the ACK (seed 000's client ignores it).
+                if self.stats.synack_ce && self.ecn_ok && ctx.params.ecn_plus == EcnPlus::Rfc5562 {
+                    self.ece_pending = true;
+                }
                 self.handshake_done(ctx);
                 self.ack_now = true;
                 ev.established = true;
@@ -299,6 +318,14 @@ impl Endpoint {
             // ACK of our SYN-ACK (possibly carrying the request) -> ESTABLISHED.
             (TcpState::SynReceived, false, true) if pkt.ack >= 1 => {
                 self.handshake_done(ctx);
+                if self.ecn_ok && pkt.has(flags::ECE) && ctx.params.ecn_plus == EcnPlus::Rfc5562 {
+                    // RFC 5562 3.2: the SYN-ACK was marked: start from one segment and say CWR
+                    // on the first data; echoes of that mark on later ACKs are not new.
+                    self.w.cwnd = self.w.mss;
+                    self.cwr_pending = true;
+                    self.ecn_recover = self.snd_max;
+                    self.stats.ecn_reductions += 1;
+                }
                 ev.established = true;
                 self.process_ack(pkt, ctx, &mut ev);
                 self.process_data(pkt, ctx, &mut ev);
@@ -373,7 +400,9 @@ impl Endpoint {
                 self.cc.on_ack(&mut self.w, acked, self.rtt.info(), ctx.now);
             }
             if self.snd_una >= self.snd_max {
-                self.rto_at = OFF;
+                if !self.ecn_hold {
+                    self.rto_at = OFF;
+                }
             } else if restart_timer {
                 self.rto_at = ctx.now + self.rtt.rto();
             }
@@ -407,6 +436,7 @@ impl Endpoint {
         // (spec 17.4, as ns-2's FullTcp does).
         if self.snd_una > self.ecn_recover {
             self.cc.on_congestion_event(&mut self.w, Signal::Loss, flight, ctx.now);
+            self.stats.loss_reductions += 1;
         }
         self.ecn_recover = self.ecn_recover.max(self.recover);
         self.retransmit_head(ctx);
@@ -417,9 +447,17 @@ impl Endpoint {
 
     /// RFC 3168 6.1.2: reduce as for a loss, without retransmitting, once per window of data;
     /// CWR goes on the next new segment.
+    /// With a one-segment window the sender cannot go lower: it keeps one segment, restarts
+    /// the retransmission timer and sends new data only when it expires (RFC 3168 6.1.2).
     fn ecn_response(&mut self, now: SimTime) {
         let flight = self.snd_max - self.snd_una;
+        let at_one_segment = self.w.cwnd <= self.w.mss;
         self.cc.on_congestion_event(&mut self.w, Signal::Ecn, flight, now);
+        if at_one_segment {
+            self.w.cwnd = self.w.mss;
+            self.ecn_hold = true;
+            self.rto_at = now + self.rtt.rto();
+        }
         self.ecn_recover = self.snd_max - 1;
         self.cwr_pending = true;
         self.stats.ecn_reductions += 1;
@@ -454,6 +492,7 @@ impl Endpoint {
         }
         if pkt.ecn == Ecn::Ce {
             self.ece_pending = true;
+            self.stats.ce_received += 1;
         }
         let seq = pkt.seq;
         let end = seq + len;
@@ -527,7 +566,10 @@ impl Endpoint {
                 self.rtt_timing = false;
                 self.send_syn(ctx);
             }
+            // The wait after an echo at one segment is over: new data may go (no loss).
+            _ if self.ecn_hold && self.snd_una == self.snd_max => self.ecn_hold = false,
             _ if self.snd_una < self.snd_max => {
+                self.ecn_hold = false;
                 // RFC 6298 5.4-5.6 and RFC 5681 eq. 4: collapse to one segment, back off, and
                 // resend from snd_una (go-back-N); RFC 6582 step 6: recover = highest sent.
                 self.stats.rtos += 1;
@@ -579,6 +621,9 @@ impl Endpoint {
             let wnd = self.w.cwnd.min(self.peer_wnd);
             let limit = self.snd_una + wnd;
             let in_flight = self.snd_nxt > self.snd_una;
+            if self.ecn_hold && self.snd_nxt >= self.snd_max {
+                break; // RFC 3168 6.1.2: no new data until the timer expires
+            }
             if self.snd_nxt < self.app_end {
                 let mut len = mss.min(self.app_end - self.snd_nxt);
                 if self.snd_nxt + len > limit {
@@ -648,7 +693,8 @@ impl Endpoint {
         }
     }
 
-    /// The SYN (client) or SYN-ACK (server), first or again. Not ECN-capable (RFC 3168 6.1.1).
+    /// The SYN (client) or SYN-ACK (server), first or again. Not ECN-capable (RFC 3168 6.1.1)
+    /// unless ECN+ is on.
     fn send_syn(&mut self, ctx: &mut SegmentCtx) {
         let (f, kind) = match self.role {
             Role::Client => {
@@ -664,8 +710,19 @@ impl Endpoint {
             self.rtt_timing = true;
             self.rtt_seq = 1;
             self.rtt_sent = ctx.now;
+            self.stats.first_syn_at = ctx.now;
         }
-        self.emit(ctx, 0, 0, f, kind, Ecn::NotEct);
+        self.stats.last_syn_at = ctx.now;
+        // ECN+ (seed 000, RFC 5562): the SYN-ACK of an ECN-setup connection is ECT(0); RFC 5562
+        // sends a retransmitted one Not-ECT.
+        let ect = kind == PacketKind::SynAck
+            && self.ecn_ok
+            && match ctx.params.ecn_plus {
+                EcnPlus::Off => false,
+                EcnPlus::Seed => true,
+                EcnPlus::Rfc5562 => self.stats.handshake_retx == 0,
+            };
+        self.emit(ctx, 0, 0, f, kind, if ect { Ecn::Ect0 } else { Ecn::NotEct });
         self.rto_at = ctx.now + self.rtt.rto();
     }
 
@@ -729,9 +786,10 @@ mod tests {
             delayed_ack: 200 * NS_PER_MS,
             ack_every_segments: 2,
             syn_retries: 6,
-            cc: CcKind::NewReno,
+            cc: CcKind::NewReno { beta: 0.5, beta_ecn: 0.5 },
             iw_one_after_syn_loss: true,
             ecn: false,
+            ecn_plus: EcnPlus::Off,
         }
     }
 
@@ -936,6 +994,125 @@ mod tests {
         let out = pair.deliver(true, &plain);
         assert_eq!(out.len(), 2);
         assert!(out[0].has(flags::CWR) && !out[1].has(flags::CWR), "CWR on the next new segment only");
+    }
+
+    /// A pure ACK from the client (towards the server).
+    fn ack_to_server(ack: u64, f: u8) -> Packet {
+        Packet {
+            flow: 0,
+            flow_gen: 0,
+            seq: 1,
+            ack,
+            payload: 0,
+            size: 40,
+            wnd: 64_000,
+            flags: flags::ACK | f,
+            ecn: Ecn::NotEct,
+            kind: PacketKind::Ack,
+            dir: Direction::Up,
+            hop: 0,
+            enqueued_at: 0,
+        }
+    }
+
+    #[test]
+    fn ecn_plus_seed_marks_synacks_and_the_client_ignores_ce() {
+        let p = TcpParams { ecn: true, ecn_plus: EcnPlus::Seed, ..params() };
+        let mut pair = Pair::new(p);
+        let syn = pair.on(false, |e, ctx| e.connect(ctx));
+        let synack = pair.deliver(true, &syn[0]);
+        assert_eq!(synack[0].ecn, Ecn::Ect0, "ECN+: the SYN-ACK is ECN-capable");
+        // A retransmitted SYN-ACK stays ECN-capable in the seed's variant.
+        pair.now = 3 * NS_PER_S;
+        let again = pair.on(true, |e, ctx| {
+            e.on_rto(ctx);
+        });
+        assert_eq!((again[0].kind, again[0].ecn), (PacketKind::SynAck, Ecn::Ect0));
+        // The router marks it; the client proceeds as if it were not marked.
+        let marked = Packet { ecn: Ecn::Ce, ..synack[0] };
+        let ack = pair.deliver(false, &marked);
+        assert!(pair.c.stats.synack_ce);
+        assert!(!ack[0].has(flags::ECE), "no echo of a marked SYN-ACK");
+        pair.deliver(true, &ack[0]);
+        assert_eq!(pair.s.window().cwnd, 1000, "one segment after the SYN-ACK timeout (RFC 5681)");
+        // Without ECN negotiated, no ECN+ either.
+        let mut plain = Pair::new(TcpParams { ecn: false, ecn_plus: EcnPlus::Seed, ..params() });
+        let syn = plain.on(false, |e, ctx| e.connect(ctx));
+        assert_eq!(plain.deliver(true, &syn[0])[0].ecn, Ecn::NotEct);
+    }
+
+    #[test]
+    fn ecn_plus_rfc5562_echoes_the_mark_and_starts_from_one_segment() {
+        let p = TcpParams { ecn: true, ecn_plus: EcnPlus::Rfc5562, ..params() };
+        let mut pair = Pair::new(p.clone());
+        let syn = pair.on(false, |e, ctx| e.connect(ctx));
+        let synack = pair.deliver(true, &syn[0]);
+        assert_eq!(synack[0].ecn, Ecn::Ect0);
+        let marked = Packet { ecn: Ecn::Ce, ..synack[0] };
+        let ack = pair.deliver(false, &marked);
+        assert!(ack[0].has(flags::ECE), "RFC 5562 3.2: the ACK echoes the mark");
+        pair.deliver(true, &ack[0]);
+        // The server starts with one segment (not the IW of 2) and sets CWR on it.
+        assert_eq!(pair.s.window().cwnd, 1000);
+        let data = pair.on(true, |e, _| e.write(5000));
+        assert_eq!(data.len(), 1);
+        assert!(data[0].has(flags::CWR));
+        assert_eq!(pair.s.stats.ecn_reductions, 1);
+        // An echo still riding on ACKs of nothing new is not a second signal.
+        pair.deliver(true, &ack_to_server(1, flags::ECE));
+        assert_eq!(pair.s.stats.ecn_reductions, 1);
+
+        // A retransmitted SYN-ACK is sent Not-ECT (RFC 5562 3.1).
+        let mut lost = Pair::new(p);
+        let syn = lost.on(false, |e, ctx| e.connect(ctx));
+        lost.deliver(true, &syn[0]);
+        lost.now = 3 * NS_PER_S;
+        let again = lost.on(true, |e, ctx| {
+            e.on_rto(ctx);
+        });
+        assert_eq!((again[0].kind, again[0].ecn), (PacketKind::SynAck, Ecn::NotEct));
+    }
+
+    #[test]
+    fn an_echo_at_one_segment_waits_for_the_timer() {
+        let mut pair = Pair::new(TcpParams { ecn: true, initial_window_segments: 1, ..params() });
+        pair.establish();
+        let first = pair.on(true, |e, _| e.write(5000));
+        assert_eq!(first.len(), 1);
+        // The only segment is acknowledged with ECE while cwnd is one segment: keep one
+        // segment, send nothing new until the retransmission timer expires.
+        pair.now = 100 * NS_PER_MS;
+        let out = pair.deliver(true, &ack_to_server(1001, flags::ECE));
+        assert!(out.is_empty(), "RFC 3168 6.1.2: no new data before the timer");
+        assert_eq!(pair.s.window().cwnd, 1000);
+        let deadline = pair.s.rto_at;
+        assert!(deadline > pair.now && deadline != OFF);
+        pair.now = deadline;
+        let out = pair.on(true, |e, ctx| {
+            e.on_rto(ctx);
+        });
+        assert_eq!(out.len(), 1, "the next segment goes when the timer expires");
+        assert_eq!(out[0].kind, PacketKind::Data, "new data, not a retransmission");
+        assert!(out[0].has(flags::CWR));
+        assert_eq!(pair.s.stats.rtos, 0, "the wait is not a timeout");
+    }
+
+    #[test]
+    fn the_receiver_counts_ce_and_echoes_until_cwr() {
+        let mut pair = Pair::new(TcpParams { ecn: true, ..params() });
+        pair.establish();
+        let data = pair.on(true, |e, _| e.write(2000));
+        let ce = Packet { ecn: Ecn::Ce, ..data[0] };
+        pair.deliver(false, &ce);
+        let acks = pair.deliver(false, &data[1]);
+        assert!(acks[0].has(flags::ECE));
+        assert_eq!(pair.c.stats.ce_received, 1);
+        // CWR on a later segment stops the echo.
+        let cwr = Packet { seq: 2001, flags: data[1].flags | flags::CWR, ..data[1] };
+        pair.deliver(false, &cwr);
+        pair.now += 300 * NS_PER_MS;
+        let acks = pair.on(false, |e, _| e.on_delack());
+        assert!(!acks.is_empty() && !acks[0].has(flags::ECE));
     }
 
     #[test]

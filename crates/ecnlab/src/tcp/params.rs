@@ -8,10 +8,21 @@
 
 use crate::engine::SimTime;
 
-/// Which congestion controller an endpoint runs.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// Which congestion controller an endpoint runs, with its parameters.
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub enum CcKind {
-    NewReno,
+    /// Multiplicative decrease `beta` on a loss, `beta_ecn` on an ECN echo (ABE when they
+    /// differ).
+    NewReno { beta: f64, beta_ecn: f64 },
+}
+
+/// ECN on SYN-ACKs (seed 000's ECN+, RFC 5562); see `EcnPlusName` in the scenario.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum EcnPlus {
+    #[default]
+    Off,
+    Seed,
+    Rfc5562,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -32,6 +43,7 @@ pub struct TcpParams {
     pub iw_one_after_syn_loss: bool,
     /// The endpoint is ECN-capable (RFC 3168): it asks for ECN (client) or accepts it (server).
     pub ecn: bool,
+    pub ecn_plus: EcnPlus,
 }
 
 /// RFC 3390's initial window in segments for a given MSS: min(4 MSS, max(2 MSS, 4380 B)).
