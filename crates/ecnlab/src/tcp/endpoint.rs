@@ -930,21 +930,7 @@ mod tests {
         pair.establish();
         let sent = pair.on(true, |e, _| e.write(10_000));
         assert_eq!(sent.len(), 10);
-        let ackp = |ack: u64| Packet {
-            flow: 0,
-            flow_gen: 0,
-            seq: 1,
-            ack,
-            payload: 0,
-            size: 40,
-            wnd: 64_000,
-            flags: flags::ACK,
-            ecn: Ecn::NotEct,
-            kind: PacketKind::Ack,
-            dir: Direction::Up,
-            hop: 0,
-            enqueued_at: 0,
-        };
+        let ackp = |ack: u64| ack_to_server(ack, 0);
         // Segments 1 (seq 1) and 4 (seq 3001) are lost: the receiver acks 1 repeatedly.
         for _ in 0..2 {
             assert!(pair.deliver(true, &ackp(1)).is_empty());
@@ -969,28 +955,14 @@ mod tests {
         pair.establish();
         let sent = pair.on(true, |e, _| e.write(20_000));
         assert!(sent.iter().all(|p| p.ecn == Ecn::Ect0));
-        let ece = |ack: u64| Packet {
-            flow: 0,
-            flow_gen: 0,
-            seq: 1,
-            ack,
-            payload: 0,
-            size: 40,
-            wnd: 64_000,
-            flags: flags::ACK | flags::ECE,
-            ecn: Ecn::NotEct,
-            kind: PacketKind::Ack,
-            dir: Direction::Up,
-            hop: 0,
-            enqueued_at: 0,
-        };
+        let ece = |ack: u64| ack_to_server(ack, flags::ECE);
         // 8 segments are still in flight when the echo arrives: ssthresh = cwnd = 4000.
         assert!(pair.deliver(true, &ece(2001)).is_empty());
         assert_eq!(pair.s.window().cwnd, 4000);
         pair.deliver(true, &ece(4001));
         assert_eq!(pair.s.window().cwnd, 4000, "no second reduction, no growth, in the same window");
         assert_eq!(pair.s.stats.ecn_reductions, 1);
-        let plain = Packet { flags: flags::ACK, ..ece(8001) };
+        let plain = ack_to_server(8001, 0);
         let out = pair.deliver(true, &plain);
         assert_eq!(out.len(), 2);
         assert!(out[0].has(flags::CWR) && !out[1].has(flags::CWR), "CWR on the next new segment only");
