@@ -207,12 +207,12 @@ fn build_queue(cfg: &QueueConfig, rate_bps: u64, rng: Rng) -> Queue {
     let (pkts, bytes) = cfg.effective_limits();
     let aqm = match &cfg.aqm {
         AqmConfig::Droptail {} => Aqm::DropTail(DropTail),
-        AqmConfig::Red(p) => Aqm::Red(Red::new(p.clone(), rate_bps, rng)),
-        AqmConfig::Ared(p) => Aqm::Red(p.build(rate_bps, rng)),
-        AqmConfig::Rem(p) => Aqm::Rem(Rem::new(p.clone(), rate_bps, rng)),
-        AqmConfig::Pi(p) => Aqm::Pi(Pi::new(p.clone(), rng)),
-        AqmConfig::Pie(p) => Aqm::Pie(Pie::new(p.clone(), rng)),
-        AqmConfig::Codel(p) => Aqm::CoDel(CoDel::new(p.clone())),
+        AqmConfig::Red(p) => Aqm::Red(Box::new(Red::new(p.clone(), rate_bps, rng))),
+        AqmConfig::Ared(p) => Aqm::Red(Box::new(p.build(rate_bps, rng))),
+        AqmConfig::Rem(p) => Aqm::Rem(Box::new(Rem::new(p.clone(), rate_bps, rng))),
+        AqmConfig::Pi(p) => Aqm::Pi(Box::new(Pi::new(p.clone(), rng))),
+        AqmConfig::Pie(p) => Aqm::Pie(Box::new(Pie::new(p.clone(), rng))),
+        AqmConfig::Codel(p) => Aqm::CoDel(Box::new(CoDel::new(p.clone()))),
         AqmConfig::Threshold(p) => Aqm::Threshold(Threshold::new(p.clone())),
     };
     Queue::new(pkts, bytes, aqm)

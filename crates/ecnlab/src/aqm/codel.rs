@@ -287,7 +287,7 @@ mod tests {
 
     /// A queue of `n` ECT or Not-ECT packets all enqueued at time 0.
     fn full_queue(pool: &mut PacketPool, n: usize, ecn: Ecn, params: CodelParams) -> Queue {
-        let mut q = Queue::new(None, None, Aqm::CoDel(CoDel::new(params)));
+        let mut q = Queue::new(None, None, Aqm::CoDel(Box::new(CoDel::new(params))));
         for _ in 0..n {
             let id = pool.alloc(packet(PacketKind::Data, 1500, ecn));
             assert!(matches!(q.enqueue(pool, id, 0), Enqueue::Queued { .. }));
