@@ -174,3 +174,65 @@ fn adaptive_red_settles_max_p_in_its_band_and_the_average_at_the_target_delay() 
     // must lie within +-20 % (the band plus the excursions of a 0.5 s adaptation loop).
     assert!((avg / target - 1.0).abs() < 0.2, "ARED average queue {avg} vs target {target}");
 }
+
+#[test]
+fn every_kind_runs_from_a_scenario_and_reports_its_variables() {
+    let cases = [
+        (json!({"kind": "red", "ecn": true, "above_max": "mark"}), vec!["avg", "max_p"]),
+        (json!({"kind": "red", "ecn": true, "above_max": "ecnm", "byte_mode": true}), vec!["avg", "max_p"]),
+        (json!({"kind": "ared"}), vec!["avg", "max_p"]),
+        (json!({"kind": "rem", "ecn": true}), vec!["price", "prob"]),
+        (json!({"kind": "pi"}), vec!["p"]),
+        (json!({"kind": "pie", "variant": "linux_early", "ecn": true}), vec!["p", "qdelay_ms", "burst_ms"]),
+        (json!({"kind": "pie", "derandomize": true, "byte_mode": true}), vec!["p", "qdelay_ms", "burst_ms"]),
+        (json!({"kind": "codel", "ecn": true}), vec!["dropping", "count", "sojourn_ms"]),
+        (json!({"kind": "threshold", "k_pkts": 20}), vec![]),
+    ];
+    for (aqm, vars) in cases {
+        let mut v = bulk(10e6, 5, 50.0, 1460, 200, aqm.clone(), 5.0);
+        v["tcp"]["ecn"] = json!(true);
+        let r = run(v, 2);
+        let names = strs(&r, "aqm_samples", "variable");
+        for var in &vars {
+            assert!(!aqm_series(&r, var).is_empty(), "{aqm}: no samples of {var}");
+        }
+        assert_eq!(names.is_empty(), vars.is_empty(), "{aqm}: {names:?}");
+        // Each run is congested (5 flows, 50 ms, 200-packet buffer): every AQM signals.
+        let signals = r.get("mark_rate_down") + r.get("loss_rate_down");
+        assert!(signals > 0.0, "{aqm}: no congestion signal");
+    }
+}
+
+#[test]
+fn bad_parameters_are_errors_naming_the_field() {
+    let v = bulk(10e6, 1, 50.0, 1460, 200, json!({"kind": "red", "min_th_pkts": 30, "max_th_pkts": 20}), 5.0);
+    let e = Scenario::from_json(&v.to_string()).and_then(|s| s.validate().map(|_| s)).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "topology.bottleneck.queue.aqm.min_th_pkts (30) must not be above max_th_pkts (20)"
+    );
+    let v = bulk(10e6, 1, 50.0, 1460, 200, json!({"kind": "pie", "tupdate_ms": 0}), 5.0);
+    let e = Scenario::from_json(&v.to_string()).and_then(|s| s.validate().map(|_| s)).unwrap_err();
+    assert_eq!(e.to_string(), "topology.bottleneck.queue.aqm.tupdate_ms (0) must be positive");
+    let v = bulk(10e6, 1, 50.0, 1460, 200, json!({"kind": "red", "min_th": 5}), 5.0);
+    assert!(Scenario::from_json(&v.to_string()).unwrap_err().to_string().contains("unknown field `min_th`"));
+}
+
+#[test]
+fn sampling_does_not_change_the_run_and_runs_repeat() {
+    // The periodic controllers catch up lazily at packet events and at samples: sampling at a
+    // different period (or not at all) must leave every decision unchanged.
+    for aqm in [json!({"kind": "pi", "q_ref_pkts": 20}), json!({"kind": "pie"}), json!({"kind": "ared"}), json!({"kind": "rem"})] {
+        let mut a = bulk(10e6, 10, 60.0, 1460, 300, aqm.clone(), 8.0);
+        a["metrics"]["queue_sample_ms"] = json!(0.0);
+        let mut b = a.clone();
+        b["metrics"]["queue_sample_ms"] = json!(3.7);
+        let (ra, rb) = (run(a, 5), run(b.clone(), 5));
+        for t in ["flows", "links", "queue_counts", "sojourn"] {
+            assert!(ra.table(t) == rb.table(t), "{aqm}: table {t} changed with sampling");
+        }
+        assert!(ra.table("aqm_samples").rows() == 0 && rb.table("aqm_samples").rows() > 0);
+        let rc = run(b, 5);
+        assert!(rb.table("aqm_samples") == rc.table("aqm_samples"), "{aqm}: samples differ between runs");
+    }
+}

@@ -17,7 +17,7 @@
 //!
 //! Parameters: `target_delay_ms` 5, `interval_ms` 500, `max_p` 0.1 (initial), `alpha_max` 0.01,
 //! `beta` 0.9, `top` 0.5, `bottom` 0.01, optional `min_th_pkts`, `max_th_pkts`, `w_q` overriding
-//! the automatic values, and RED's `ecn`, `wait`, `byte_mode`, `mean_pkt_bytes`, `above_max`.
+//! the automatic values (one threshold given alone sets the other at a ratio of 3), and RED's `ecn`, `wait`, `byte_mode`, `mean_pkt_bytes`, `above_max`.
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -104,19 +104,28 @@ impl AredParams {
             self.bottom,
             &format!("must not be above top ({})", self.top),
         )?;
-        // The RED checks on what the user gave (automatic values are valid by construction).
-        let red = self.red_params(1e7);
-        red.validate(path)
+        // The RED checks on what the user gave (automatic values are valid by construction,
+        // whatever the link rate).
+        self.red_params(1e7).validate(path)
     }
 
     /// The RED parameters for a link of `link_rate_bps` (spec 3.1).
     pub fn red_params(&self, link_rate_bps: f64) -> RedParams {
         let c = link_rate_bps / (8.0 * self.mean_pkt_bytes.max(1) as f64);
-        let min_th = self.min_th_pkts.unwrap_or_else(|| (self.target_delay_ms / 1e3 * c / 2.0).max(5.0));
+        // A threshold given alone sets the other by ARED's max_th = 3 min_th.
+        let (min_th, max_th) = match (self.min_th_pkts, self.max_th_pkts) {
+            (Some(min), Some(max)) => (min, max),
+            (Some(min), None) => (min, 3.0 * min),
+            (None, Some(max)) => (max / 3.0, max),
+            (None, None) => {
+                let min = (self.target_delay_ms / 1e3 * c / 2.0).max(5.0);
+                (min, 3.0 * min)
+            }
+        };
         RedParams {
             ecn: self.ecn,
             min_th_pkts: min_th,
-            max_th_pkts: self.max_th_pkts.unwrap_or(3.0 * min_th),
+            max_th_pkts: max_th,
             max_p: self.max_p,
             w_q: self.w_q.unwrap_or_else(|| 1.0 - (-1.0 / c).exp()),
             gentle: true,
@@ -198,6 +207,9 @@ mod tests {
         assert!(p.gentle);
         // A slow link: the floor of 5 packets.
         assert_eq!(AredParams::default().red_params(1e6).min_th_pkts, 5.0);
+        // One threshold given: the other at a ratio of 3.
+        let p = AredParams { max_th_pkts: Some(30.0), ..Default::default() }.red_params(10e6);
+        assert_eq!((p.min_th_pkts, p.max_th_pkts), (10.0, 30.0));
     }
 
     /// Holds the average at `q` (w_q 1) for `secs` with one arrival per ms.
