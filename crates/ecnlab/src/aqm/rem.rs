@@ -6,19 +6,20 @@
 //!   price <- max(0, price + gamma (x_avg + alpha (q - b*) - c)),  c = packets the link serves
 //!   per period (T rate / (8 mean_pkt_bytes));  prob = 1 - phi^(-price).
 //! Each arrival that fits in the buffer is signalled with probability prob (byte mode:
-//! prob size / mean_pkt_bytes), decided at enqueue (spec 4.3; ns-2's mark-on-dequeue variant is
-//! not modelled). The price settles where input equals capacity and q equals b*.
+//! prob size / mean_pkt_bytes), decided at enqueue (spec 4.3), or with `mark_on_dequeue` (ns-2's
+//! `markpkts_`) at departure, marking ECN-capable packets only and never dropping. The price settles where input equals capacity and q equals b*.
 //!
 //! The updates run lazily (see [`super::Periodic`]): at each event the due updates run with the
 //! occupancy and arrival count as they stood, exactly as a timer would.
 //!
 //! Parameters: `phi` 1.001, `gamma` 0.001, `alpha` 0.1, `b_star_pkts` 20, `update_ms` 2,
-//! `in_weight` 1, `byte_mode` false, `mean_pkt_bytes` 1000, `ecn` false (ns-2 `Queue/REM`).
+//! `in_weight` 1, `byte_mode` false, `mean_pkt_bytes` 1000, `ecn` false, `mark_on_dequeue` false
+//! (ns-2 `Queue/REM`).
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::{after_enqueue, byte_scaled, coin, valid, AqmAlgorithm, Periodic, QueueView, Verdict};
+use super::{after_enqueue, byte_scaled, coin, signal_marks, valid, AqmAlgorithm, Periodic, QueueView, Verdict};
 use crate::engine::time::from_millis;
 use crate::engine::{Rng, SimTime};
 use crate::packet::Packet;
@@ -45,6 +46,9 @@ pub struct RemParams {
     pub byte_mode: bool,
     /// Typical packet size (bytes): converts the link rate into packets per period.
     pub mean_pkt_bytes: u32,
+    /// ns-2's `markpkts_` mode: mark departing ECN-capable packets with probability prob and
+    /// never drop early (needs `ecn`).
+    pub mark_on_dequeue: bool,
 }
 
 impl Default for RemParams {
@@ -59,6 +63,7 @@ impl Default for RemParams {
             in_weight: 1.0,
             byte_mode: false,
             mean_pkt_bytes: 1000,
+            mark_on_dequeue: false,
         }
     }
 }
@@ -71,6 +76,7 @@ impl RemParams {
         valid::non_negative(self.b_star_pkts, path, "b_star_pkts")?;
         valid::positive(self.update_ms, path, "update_ms")?;
         valid::fraction(self.in_weight, path, "in_weight")?;
+        check(!self.mark_on_dequeue || self.ecn, &valid::field(path, "mark_on_dequeue"), true, "needs ecn = true")?;
         check(self.mean_pkt_bytes >= 1, &valid::field(path, "mean_pkt_bytes"), self.mean_pkt_bytes, "must be at least 1")
     }
 }
@@ -112,6 +118,15 @@ impl Rem {
         1.0 - phi.powf(-price)
     }
 
+    /// The signal probability of `pkt` (byte mode: scaled by its size).
+    fn packet_prob(&self, pkt: &Packet) -> f64 {
+        if self.params.byte_mode {
+            byte_scaled(self.prob, pkt.size, self.params.mean_pkt_bytes)
+        } else {
+            self.prob
+        }
+    }
+
     fn catch_up(&mut self, now: SimTime) {
         while self.timer.due(now).is_some() {
             let p = &self.params;
@@ -133,16 +148,25 @@ impl AqmAlgorithm for Rem {
         self.catch_up(now);
         let p = &self.params;
         self.in_count += if p.byte_mode { pkt.size as f64 / p.mean_pkt_bytes as f64 } else { 1.0 };
-        let prob = if p.byte_mode { byte_scaled(self.prob, pkt.size, p.mean_pkt_bytes) } else { self.prob };
-        let v = coin(&mut self.rng, prob);
+        let v = if p.mark_on_dequeue {
+            Verdict::Pass
+        } else {
+            let prob = self.packet_prob(pkt);
+            coin(&mut self.rng, prob)
+        };
         self.last = after_enqueue(q, v, self.params.ecn, pkt);
         v
     }
 
-    fn on_dequeue(&mut self, q: &QueueView, _pkt: &Packet, now: SimTime) -> Verdict {
+    fn on_dequeue(&mut self, q: &QueueView, pkt: &Packet, now: SimTime) -> Verdict {
         self.catch_up(now);
         self.last = *q;
-        Verdict::Pass
+        if self.params.mark_on_dequeue && signal_marks(self.params.ecn, pkt) {
+            let prob = self.packet_prob(pkt);
+            coin(&mut self.rng, prob)
+        } else {
+            Verdict::Pass
+        }
     }
 
     fn ecn(&self) -> bool {
@@ -189,6 +213,22 @@ mod tests {
         rem.on_dequeue(&QueueView::default(), &pkt, 4_000_001);
         rem.sample(1_000_000_000, &mut |_, _| {});
         assert_eq!(rem.price, 0.0);
+    }
+
+    #[test]
+    fn mark_on_dequeue_marks_departing_ect_packets_only() {
+        let params = RemParams { ecn: true, mark_on_dequeue: true, ..Default::default() };
+        let mut rem = Rem::new(params, 10_000_000, Rng::from_seed(1));
+        rem.price = 1e6; // prob = 1 until the next update at 2 ms
+        rem.prob = Rem::probability(1.001, rem.price);
+        let ect = packet(PacketKind::Data, 1000, Ecn::Ect0);
+        let syn_ack = packet(PacketKind::SynAck, 40, Ecn::NotEct);
+        let q = QueueView { len_pkts: 5, len_bytes: 5000 };
+        assert_eq!(rem.on_enqueue(&q, &ect, 1), Verdict::Pass);
+        assert_eq!(rem.on_dequeue(&q, &ect, 2), Verdict::Signal(crate::aqm::Reason::Early));
+        assert_eq!(rem.on_dequeue(&q, &syn_ack, 3), Verdict::Pass);
+        let e = RemParams { mark_on_dequeue: true, ..Default::default() }.validate("aqm").unwrap_err();
+        assert_eq!(e.to_string(), "aqm.mark_on_dequeue (true) needs ecn = true");
     }
 
     #[test]
