@@ -213,7 +213,7 @@ fn bad_parameters_are_errors_naming_the_field() {
     );
     let v = bulk(10e6, 1, 50.0, 1460, 200, json!({"kind": "pie", "tupdate_ms": 0}), 5.0);
     let e = Scenario::from_json(&v.to_string()).and_then(|s| s.validate().map(|_| s)).unwrap_err();
-    assert_eq!(e.to_string(), "topology.bottleneck.queue.aqm.tupdate_ms (0) must be positive");
+    assert_eq!(e.to_string(), "topology.bottleneck.queue.aqm.tupdate_ms (0) must be at least 0.001 (1 us)");
     let v = bulk(10e6, 1, 50.0, 1460, 200, json!({"kind": "red", "min_th": 5}), 5.0);
     assert!(Scenario::from_json(&v.to_string()).unwrap_err().to_string().contains("unknown field `min_th`"));
 }

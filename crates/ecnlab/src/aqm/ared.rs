@@ -93,7 +93,7 @@ impl Default for AredParams {
 impl AredParams {
     pub fn validate(&self, path: &str) -> Result<(), ConfigError> {
         valid::positive(self.target_delay_ms, path, "target_delay_ms")?;
-        valid::positive(self.interval_ms, path, "interval_ms")?;
+        valid::period_ms(self.interval_ms, path, "interval_ms")?;
         valid::fraction(self.alpha_max, path, "alpha_max")?;
         valid::fraction(self.beta, path, "beta")?;
         valid::fraction(self.top, path, "top")?;

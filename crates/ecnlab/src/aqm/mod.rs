@@ -201,6 +201,10 @@ pub(crate) mod valid {
     pub fn non_negative(v: f64, path: &str, f: &str) -> Result<(), ConfigError> {
         check(v >= 0.0 && v.is_finite(), &field(path, f), v, "must be zero or positive")
     }
+    /// A controller period (ms): at least 1 us, so catching up over idle time stays cheap.
+    pub fn period_ms(v: f64, path: &str, f: &str) -> Result<(), ConfigError> {
+        check(v >= 1e-3 && v.is_finite(), &field(path, f), v, "must be at least 0.001 (1 us)")
+    }
     /// A probability or weight in (0, 1].
     pub fn fraction(v: f64, path: &str, f: &str) -> Result<(), ConfigError> {
         check(v > 0.0 && v <= 1.0, &field(path, f), v, "must be in (0, 1]")

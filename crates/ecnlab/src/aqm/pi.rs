@@ -60,7 +60,7 @@ impl PiParams {
         valid::positive(self.a, path, "a")?;
         valid::non_negative(self.b, path, "b")?;
         check(self.b < self.a, &valid::field(path, "b"), self.b, &format!("must be below a ({}) for a stable integral term", self.a))?;
-        valid::positive(self.sample_hz, path, "sample_hz")?;
+        check(self.sample_hz > 0.0 && self.sample_hz <= 1e6, &valid::field(path, "sample_hz"), self.sample_hz, "must be in (0, 1000000]")?;
         valid::non_negative(self.q_ref_pkts, path, "q_ref_pkts")?;
         check(self.mean_pkt_bytes >= 1, &valid::field(path, "mean_pkt_bytes"), self.mean_pkt_bytes, "must be at least 1")
     }

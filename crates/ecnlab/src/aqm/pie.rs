@@ -160,9 +160,8 @@ impl PieParams {
 
     pub fn validate(&self, path: &str) -> Result<(), ConfigError> {
         // The user's values (defaults are valid by construction).
-        for (v, f) in [(self.target_ms, "target_ms"), (self.tupdate_ms, "tupdate_ms")] {
-            v.map_or(Ok(()), |v| valid::positive(v, path, f))?;
-        }
+        self.target_ms.map_or(Ok(()), |v| valid::positive(v, path, "target_ms"))?;
+        self.tupdate_ms.map_or(Ok(()), |v| valid::period_ms(v, path, "tupdate_ms"))?;
         for (v, f) in [(self.alpha, "alpha"), (self.beta, "beta"), (self.max_burst_ms, "max_burst_ms")] {
             v.map_or(Ok(()), |v| valid::non_negative(v, path, f))?;
         }

@@ -74,7 +74,7 @@ impl RemParams {
         valid::positive(self.gamma, path, "gamma")?;
         valid::positive(self.alpha, path, "alpha")?;
         valid::non_negative(self.b_star_pkts, path, "b_star_pkts")?;
-        valid::positive(self.update_ms, path, "update_ms")?;
+        valid::period_ms(self.update_ms, path, "update_ms")?;
         valid::fraction(self.in_weight, path, "in_weight")?;
         check(!self.mark_on_dequeue || self.ecn, &valid::field(path, "mark_on_dequeue"), true, "needs ecn = true")?;
         check(self.mean_pkt_bytes >= 1, &valid::field(path, "mean_pkt_bytes"), self.mean_pkt_bytes, "must be at least 1")
