@@ -26,6 +26,16 @@ def test_bench_scenarios_are_valid(case: bench.Case) -> None:
         assert normalized["duration_s"] > normalized["warmup_s"] > 0
 
 
+def test_dumbbell_10m_runs_red_with_ecn() -> None:
+    scenario = bench.scenario("dumbbell-10m", 15)
+    aqm = scenario["topology"]["bottleneck"]["queue"]["aqm"]
+    assert aqm["kind"] == "red" and aqm["ecn"] and aqm["above_max"] == "mark"
+    assert scenario["tcp"]["ecn"] is True
+    assert bench.scenario("dumbbell-100m", 100)["topology"]["bottleneck"]["queue"]["aqm"] == {
+        "kind": "droptail"
+    }
+
+
 def test_web_load_is_105_percent() -> None:
     (workload,) = bench.scenario("web-100m")["workloads"]
     offered_bps = workload["arrival_rate_per_s"] * bench.WEB_MEAN_RESPONSE_BYTES * 8

@@ -75,7 +75,7 @@ class Simulation:
 
         Returns:
             Table name (``exchanges``, ``flows``, ``links``, ``queue_counts``,
-            ``queue_samples``, ``sojourn``) to column name to either a ``(dtype, data)`` pair,
+            ``queue_samples``, ``aqm_samples``, ``sojourn``) to column name to either a ``(dtype, data)`` pair,
             with ``dtype`` one of ``"f64"``, ``"i64"``, ``"u64"``, ``"bool"`` and ``data`` the
             little-endian values (one byte per bool), or a list of strings. See
             ``docs/results.md`` for the columns.

@@ -16,7 +16,7 @@ if TYPE_CHECKING:
 
 __all__ = ["TABLES", "Result", "run_id", "tables_from_native"]
 
-TABLES = ("exchanges", "flows", "links", "queue_counts", "queue_samples", "sojourn")
+TABLES = ("exchanges", "flows", "links", "queue_counts", "queue_samples", "aqm_samples", "sojourn")
 """The tables every run returns (``docs/results.md``), in their usual order."""
 
 # dtype tag from the native module -> (arrow type, bytes per value)
@@ -83,6 +83,11 @@ class Result:
     def queue_samples(self) -> pa.Table:
         """Periodic samples of the bottleneck queue lengths."""
         return self.tables["queue_samples"]
+
+    @property
+    def aqm_samples(self) -> pa.Table:
+        """Periodic samples of the bottleneck AQMs' control variables (long format)."""
+        return self.tables["aqm_samples"]
 
     @property
     def sojourn(self) -> pa.Table:

@@ -8,11 +8,12 @@ interpreter and the native module), for scale.
 
 Cases:
 
-* ``dumbbell-10m`` (N = 15, 60, 240): N long-lived NewReno downloads over a 10 Mb/s, 5 ms
-  bottleneck with a 250-packet drop-tail queue, 100 Mb/s access links without delay, MSS
-  1000 bytes, 100 s (10 s warm-up). Flow i has propagation RTT ``20 + 280 i / (N - 1)`` ms.
-* ``dumbbell-100m`` (N = 100): the same at 100 Mb/s with 1 Gb/s access links, 20 s (2 s
-  warm-up).
+* ``dumbbell-10m`` (N = 15, 60, 240): N long-lived NewReno downloads with ECN over a 10 Mb/s,
+  5 ms bottleneck with a 250-packet RED queue (ECN on, marking beyond max_th, gentle, min_th
+  20, max_th 80, w_q 0.002, max_p 0.1), 100 Mb/s access links without delay, MSS 1000 bytes,
+  100 s (10 s warm-up). Flow i has propagation RTT ``20 + 280 i / (N - 1)`` ms.
+* ``dumbbell-100m`` (N = 100): the same at 100 Mb/s with 1 Gb/s access links and a 250-packet
+  drop-tail queue, without ECN, 20 s (2 s warm-up).
 * ``web-100m``: request/response traffic offering 105% of a 100 Mb/s bottleneck (1 ms,
   drop-tail 250): truncated-Lomax responses (mean about 7198 bytes), 300-byte requests,
   RTTs uniform on 10-150 ms, 20 clients and 20 servers, 30 s (5 s warm-up).
@@ -93,7 +94,7 @@ def scenario(name: str, n: int | None = None, *, quick: bool = False) -> dict[st
     """Build the scenario dict of a benchmark case."""
     scale = QUICK_FACTOR if quick else 1.0
     if name == "dumbbell-10m":
-        return _dumbbell(name, _need_n(name, n), 10e6, 100e6, 100.0 * scale, 10.0 * scale)
+        return _dumbbell(name, _need_n(name, n), 10e6, 100e6, 100.0 * scale, 10.0 * scale, red=True)
     if name == "dumbbell-100m":
         return _dumbbell(name, _need_n(name, n), 100e6, 1e9, 20.0 * scale, 2.0 * scale)
     if name == "web-100m":
@@ -114,9 +115,30 @@ def _rtt_ms(i: int, n: int) -> float:
     return 20.0 if n == 1 else 20.0 + 280.0 * i / (n - 1)
 
 
+# Issue 2's benchmark RED: RED* with ECN (mark beyond max_th), gentle.
+_BENCH_RED = {
+    "kind": "red",
+    "ecn": True,
+    "above_max": "mark",
+    "gentle": True,
+    "min_th_pkts": 20,
+    "max_th_pkts": 80,
+    "w_q": 0.002,
+    "max_p": 0.1,
+}
+
+
 def _dumbbell(
-    name: str, n: int, rate_bps: float, access_bps: float, duration_s: float, warmup_s: float
+    name: str,
+    n: int,
+    rate_bps: float,
+    access_bps: float,
+    duration_s: float,
+    warmup_s: float,
+    *,
+    red: bool = False,
 ) -> dict[str, Any]:
+    aqm = _BENCH_RED if red else {"kind": "droptail"}
     return {
         "name": f"bench {name} n={n}",
         "duration_s": duration_s,
@@ -129,10 +151,10 @@ def _dumbbell(
             "bottleneck": {
                 "rate_bps": rate_bps,
                 "delay_ms": 5.0,
-                "queue": {"limit_pkts": 250, "aqm": {"kind": "droptail"}},
+                "queue": {"limit_pkts": 250, "aqm": aqm},
             },
         },
-        "tcp": {"congestion_control": "newreno", "mss_bytes": 1000},
+        "tcp": {"congestion_control": "newreno", "mss_bytes": 1000, "ecn": red},
         # One single-flow workload per flow: each gets its own constant RTT.
         "workloads": [
             {

@@ -8,7 +8,7 @@
 use std::collections::HashMap;
 use std::time::Instant;
 
-use crate::aqm::{Aqm, DropTail, Outcome, Queue, QueueStats, Reason};
+use crate::aqm::{Aqm, CoDel, DropTail, Outcome, Pi, Pie, Queue, QueueStats, Reason, Red, Rem, Threshold};
 use crate::engine::rng::{purpose, StreamId};
 use crate::engine::time::{from_millis, from_secs, to_secs};
 use crate::engine::{EventQueue, Rng, SimTime};
@@ -176,6 +176,8 @@ struct Recorder {
     last: [Snapshot; 2],
     at_warmup: [Snapshot; 2],
     samples: (Vec<String>, Vec<f64>, Vec<u64>, Vec<u64>),
+    /// AQM control variables: link, time, variable, value (sampled with the queues).
+    aqm_samples: (Vec<String>, Vec<f64>, Vec<String>, Vec<f64>),
     sojourn: [Vec<u64>; 2],
     exchanges_started: u64,
     response_bytes_offered: u64,
@@ -223,10 +225,18 @@ pub struct Simulation {
     finished: bool,
 }
 
-fn build_queue(cfg: &QueueConfig) -> Queue {
+/// The queue of a link of `rate_bps`; `rng` is the AQM's own stream.
+fn build_queue(cfg: &QueueConfig, rate_bps: u64, rng: Rng) -> Queue {
     let (pkts, bytes) = cfg.effective_limits();
-    let aqm = match cfg.aqm {
+    let aqm = match &cfg.aqm {
         AqmConfig::Droptail {} => Aqm::DropTail(DropTail),
+        AqmConfig::Red(p) => Aqm::Red(Box::new(Red::new(p.clone(), rate_bps, rng))),
+        AqmConfig::Ared(p) => Aqm::Red(Box::new(p.build(rate_bps, rng))),
+        AqmConfig::Rem(p) => Aqm::Rem(Box::new(Rem::new(p.clone(), rate_bps, rng))),
+        AqmConfig::Pi(p) => Aqm::Pi(Box::new(Pi::new(p.clone(), rng))),
+        AqmConfig::Pie(p) => Aqm::Pie(Box::new(Pie::new(p.clone(), rng))),
+        AqmConfig::Codel(p) => Aqm::CoDel(Box::new(CoDel::new(p.clone()))),
+        AqmConfig::Threshold(p) => Aqm::Threshold(Threshold::new(p.clone())),
     };
     Queue::new(pkts, bytes, aqm)
 }
@@ -242,12 +252,14 @@ impl Simulation {
         let bq_up = b.up_queue.as_ref().unwrap_or(&b.queue);
         let rate = b.rate_bps.round() as u64;
         let bdelay = from_millis(b.delay_ms);
-        links.push(Link::new(rate, bdelay, build_queue(bq_up), b.random_loss, stream(purpose::RANDOM_LOSS, 0)));
-        links.push(Link::new(rate, bdelay, build_queue(&b.queue), b.random_loss, stream(purpose::RANDOM_LOSS, 1)));
+        let (q_up, q_down) = (build_queue(bq_up, rate, stream(purpose::AQM, 0)), build_queue(&b.queue, rate, stream(purpose::AQM, 1)));
+        links.push(Link::new(rate, bdelay, q_up, b.random_loss, stream(purpose::RANDOM_LOSS, 0)));
+        links.push(Link::new(rate, bdelay, q_down, b.random_loss, stream(purpose::RANDOM_LOSS, 1)));
         let arate = t.access_rate_bps.round() as u64;
         let adelay = from_millis(t.access_delay_ms);
-        for _ in 0..2 * (t.clients + t.servers) {
-            links.push(Link::new(arate, adelay, build_queue(&t.access_queue), 0.0, Rng::from_seed(0)));
+        for i in 0..2 * (t.clients + t.servers) {
+            let q = build_queue(&t.access_queue, arate, stream(purpose::AQM, 2 + i));
+            links.push(Link::new(arate, adelay, q, 0.0, Rng::from_seed(0)));
         }
         let net = Dumbbell::new(t.clients, t.servers, links);
         let m = &scenario.metrics;
@@ -267,6 +279,7 @@ impl Simulation {
             last: Default::default(),
             at_warmup: Default::default(),
             samples: Default::default(),
+            aqm_samples: Default::default(),
             sojourn: [vec![0; sojourn_bins], vec![0; sojourn_bins]],
             exchanges_started: 0,
             response_bytes_offered: 0,
@@ -935,6 +948,13 @@ impl Simulation {
             s.1.push(to_secs(self.now));
             s.2.push(q.len_pkts() as u64);
             s.3.push(q.len_bytes());
+            let (now, a) = (self.now, &mut self.rec.aqm_samples);
+            self.net.links[l as usize].queue.sample_aqm(now, &mut |name, v| {
+                a.0.push(link_name(l).into());
+                a.1.push(to_secs(now));
+                a.2.push(name.into());
+                a.3.push(v);
+            });
         }
         if self.now + self.rec.sample_every <= self.end {
             self.events.push(self.now + self.rec.sample_every, Ev::Sample);
@@ -989,6 +1009,7 @@ impl Simulation {
         results.tables.push(self.links_table());
         results.tables.push(self.queue_counts_table());
         results.tables.push(self.samples_table());
+        results.tables.push(self.aqm_samples_table());
         results.tables.push(self.sojourn_table());
         results.summary = self.summary(&results);
         results
@@ -1114,6 +1135,15 @@ impl Simulation {
             .with("t_s", Column::F64(s.1))
             .with("queue_pkts", Column::U64(s.2))
             .with("queue_bytes", Column::U64(s.3))
+    }
+
+    fn aqm_samples_table(&mut self) -> Table {
+        let s = std::mem::take(&mut self.rec.aqm_samples);
+        Table::new("aqm_samples")
+            .with("link", Column::Str(s.0))
+            .with("t_s", Column::F64(s.1))
+            .with("variable", Column::Str(s.2))
+            .with("value", Column::F64(s.3))
     }
 
     fn sojourn_table(&self) -> Table {

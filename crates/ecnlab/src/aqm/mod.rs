@@ -7,14 +7,28 @@
 //! by packet kind and reason, so every AQM gets the same statistics. The AQMs know nothing of
 //! links or TCP: they see the packet, the queue's occupancy and the time.
 
+pub mod ared;
+pub mod codel;
 pub mod droptail;
+pub mod pi;
+pub mod pie;
+pub mod red;
+pub mod rem;
+pub mod threshold;
 
 use std::collections::VecDeque;
 
 use crate::engine::SimTime;
 use crate::packet::{Ecn, Packet, PacketId, PacketKind, PacketPool};
 
+pub use ared::AredParams;
+pub use codel::{CoDel, CodelParams};
 pub use droptail::DropTail;
+pub use pi::{Pi, PiParams};
+pub use pie::{Pie, PieParams};
+pub use red::{Red, RedParams};
+pub use rem::{Rem, RemParams};
+pub use threshold::{Threshold, ThresholdParams};
 
 /// Why a packet was marked or dropped.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -92,34 +106,159 @@ pub trait AqmAlgorithm {
     fn on_dequeue(&mut self, _q: &QueueView, _pkt: &Packet, _now: SimTime) -> Verdict {
         Verdict::Pass
     }
+    /// Called when the link asks for a packet and the queue is empty: the link goes idle.
+    fn on_idle(&mut self, _now: SimTime) {}
     /// Whether signals become CE marks for ECN-capable packets.
     fn ecn(&self) -> bool;
+    /// Reports the control variables at `now` (e.g. RED's average queue) by name, for the
+    /// `aqm_samples` table. Must not change what the algorithm later decides.
+    fn sample(&mut self, _now: SimTime, _out: &mut dyn FnMut(&'static str, f64)) {}
 }
 
-/// The configured AQM of a queue (an enum, so the hot path dispatches without indirection).
+/// Whether the queue turns `Signal` into a CE mark (rather than a drop) for `pkt`.
+#[inline]
+pub fn signal_marks(ecn: bool, pkt: &Packet) -> bool {
+    ecn && pkt.ecn.is_ect_or_ce()
+}
+
+/// Whether the queue keeps `pkt` after verdict `v` on enqueue (AQMs that track the occupancy
+/// between events use it to know the length after the arrival).
+#[inline]
+pub fn accepted(v: Verdict, ecn: bool, pkt: &Packet) -> bool {
+    match v {
+        Verdict::Pass => true,
+        Verdict::Signal(_) => signal_marks(ecn, pkt),
+        Verdict::Drop(_) => false,
+    }
+}
+
+/// The occupancy after an arrival the AQM saw in `q` and judged `v`.
+#[inline]
+pub fn after_enqueue(q: &QueueView, v: Verdict, ecn: bool, pkt: &Packet) -> QueueView {
+    if accepted(v, ecn, pkt) {
+        QueueView { len_pkts: q.len_pkts + 1, len_bytes: q.len_bytes + pkt.size as u64 }
+    } else {
+        *q
+    }
+}
+
+/// An early signal with probability `p` (no draw when `p` is 0).
+#[inline]
+pub fn coin(rng: &mut crate::engine::Rng, p: f64) -> Verdict {
+    if p > 0.0 && rng.uniform() < p {
+        Verdict::Signal(Reason::Early)
+    } else {
+        Verdict::Pass
+    }
+}
+
+/// Byte-mode probability: `p` scaled by the packet's size relative to the mean, at most 1.
+#[inline]
+pub fn byte_scaled(p: f64, size: u32, mean_bytes: u32) -> f64 {
+    (p * size as f64 / mean_bytes as f64).min(1.0)
+}
+
+/// A periodic update run lazily: the controllers of PI, REM, PIE and Adaptive RED update every
+/// `period`, and the queue length they read only changes at packet events, which the AQM sees.
+/// So at each event the AQM first runs the updates due at or before `now`, with the occupancy
+/// it last saw; the result is exactly that of a timer, without simulator events.
+#[derive(Clone, Debug)]
+pub struct Periodic {
+    pub period: SimTime,
+    /// Time of the next update.
+    pub next: SimTime,
+}
+
+impl Periodic {
+    /// First update at `period` (the timer starts at time 0).
+    pub fn new(period: SimTime) -> Periodic {
+        Periodic { period: period.max(1), next: period.max(1) }
+    }
+    /// The next update time due at or before `now`, if any (call until it returns `None`).
+    #[inline]
+    pub fn due(&mut self, now: SimTime) -> Option<SimTime> {
+        if self.next <= now {
+            let t = self.next;
+            self.next += self.period;
+            Some(t)
+        } else {
+            None
+        }
+    }
+}
+
+/// Validation helpers shared by the parameter structs: `path` is the table's path in the
+/// scenario (e.g. `topology.bottleneck.queue.aqm`), `field` the parameter's name.
+pub(crate) mod valid {
+    use crate::scenario::{check, ConfigError};
+
+    pub fn field(path: &str, field: &str) -> String {
+        format!("{path}.{field}")
+    }
+    pub fn positive(v: f64, path: &str, f: &str) -> Result<(), ConfigError> {
+        check(v > 0.0 && v.is_finite(), &field(path, f), v, "must be positive")
+    }
+    pub fn non_negative(v: f64, path: &str, f: &str) -> Result<(), ConfigError> {
+        check(v >= 0.0 && v.is_finite(), &field(path, f), v, "must be zero or positive")
+    }
+    /// A controller period (ms): at least 1 us, so catching up over idle time stays cheap.
+    pub fn period_ms(v: f64, path: &str, f: &str) -> Result<(), ConfigError> {
+        check(v >= 1e-3 && v.is_finite(), &field(path, f), v, "must be at least 0.001 (1 us)")
+    }
+    /// A probability or weight in (0, 1].
+    pub fn fraction(v: f64, path: &str, f: &str) -> Result<(), ConfigError> {
+        check(v > 0.0 && v <= 1.0, &field(path, f), v, "must be in (0, 1]")
+    }
+}
+
+/// The configured AQM of a queue (an enum, so the hot path dispatches without a virtual call).
+/// Adaptive RED is a [`Red`] with its adaptation switched on. The algorithms with state are
+/// boxed so that every queue (most are DropTail access queues) stays small: one enum of
+/// hundreds of bytes per link measurably slowed DropTail runs.
 #[derive(Debug)]
 pub enum Aqm {
     DropTail(DropTail),
+    Red(Box<Red>),
+    Rem(Box<Rem>),
+    Pi(Box<Pi>),
+    Pie(Box<Pie>),
+    CoDel(Box<CoDel>),
+    Threshold(Threshold),
+}
+
+macro_rules! dispatch {
+    ($self:ident, $a:ident => $e:expr) => {
+        match $self {
+            Aqm::DropTail($a) => $e,
+            Aqm::Red($a) => $e,
+            Aqm::Rem($a) => $e,
+            Aqm::Pi($a) => $e,
+            Aqm::Pie($a) => $e,
+            Aqm::CoDel($a) => $e,
+            Aqm::Threshold($a) => $e,
+        }
+    };
 }
 
 impl Aqm {
     #[inline]
     fn on_enqueue(&mut self, q: &QueueView, pkt: &Packet, now: SimTime) -> Verdict {
-        match self {
-            Aqm::DropTail(a) => a.on_enqueue(q, pkt, now),
-        }
+        dispatch!(self, a => a.on_enqueue(q, pkt, now))
     }
     #[inline]
     fn on_dequeue(&mut self, q: &QueueView, pkt: &Packet, now: SimTime) -> Verdict {
-        match self {
-            Aqm::DropTail(a) => a.on_dequeue(q, pkt, now),
-        }
+        dispatch!(self, a => a.on_dequeue(q, pkt, now))
+    }
+    #[inline]
+    fn on_idle(&mut self, now: SimTime) {
+        dispatch!(self, a => a.on_idle(now))
     }
     #[inline]
     fn ecn(&self) -> bool {
-        match self {
-            Aqm::DropTail(a) => a.ecn(),
-        }
+        dispatch!(self, a => a.ecn())
+    }
+    fn sample(&mut self, now: SimTime, out: &mut dyn FnMut(&'static str, f64)) {
+        dispatch!(self, a => a.sample(now, out))
     }
 }
 
@@ -215,6 +354,11 @@ impl Queue {
         QueueView { len_pkts: self.fifo.len() as u32, len_bytes: self.len_bytes }
     }
 
+    /// The AQM's control variables at `now` (see [`AqmAlgorithm::sample`]).
+    pub fn sample_aqm(&mut self, now: SimTime, out: &mut dyn FnMut(&'static str, f64)) {
+        self.aqm.sample(now, out)
+    }
+
     /// Counters, with the occupancy integral brought up to `now`.
     pub fn stats(&mut self, now: SimTime) -> &QueueStats {
         self.advance_area(now);
@@ -284,7 +428,10 @@ impl Queue {
     ) -> Option<PacketId> {
         loop {
             self.advance_area(now);
-            let id = self.fifo.pop_front()?;
+            let Some(id) = self.fifo.pop_front() else {
+                self.aqm.on_idle(now);
+                return None;
+            };
             let pkt = pool.get_mut(id);
             self.len_bytes -= pkt.size as u64;
             let view = QueueView { len_pkts: self.fifo.len() as u32, len_bytes: self.len_bytes };

@@ -10,6 +10,7 @@ use std::fmt;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use crate::aqm::{AredParams, CodelParams, PiParams, PieParams, RedParams, RemParams, ThresholdParams};
 use crate::engine::time::{from_millis, from_secs, NS_PER_MS};
 use crate::tcp::params::{rfc3390_iw_segments, CcKind, EcnPlus, TcpParams};
 pub use dist::Dist;
@@ -181,12 +182,27 @@ impl QueueConfig {
     }
 }
 
-/// Active queue management algorithms (docs/models/).
+/// Active queue management algorithms (docs/models/), selected by `kind`. Each variant but
+/// DropTail wraps its algorithm's parameter struct (defined beside the algorithm in `aqm/`).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
 pub enum AqmConfig {
     /// No AQM: the queue only enforces its hard limits.
     Droptail {},
+    /// RED (Floyd and Jacobson 1993), RED* (`above_max = "mark"`), ECNM (`above_max = "ecnm"`).
+    Red(RedParams),
+    /// Adaptive RED (Floyd, Gummadi, Shenker 2001).
+    Ared(AredParams),
+    /// REM (Athuraliya, Li, Low, Yin 2001).
+    Rem(RemParams),
+    /// PI controller (Hollot, Misra, Towsley, Gong 2001).
+    Pi(PiParams),
+    /// PIE (RFC 8033, or the early Linux implementation).
+    Pie(PieParams),
+    /// CoDel (RFC 8289).
+    Codel(CodelParams),
+    /// Mark ECN-capable packets while the instantaneous queue exceeds K.
+    Threshold(ThresholdParams),
 }
 
 impl Default for AqmConfig {
@@ -196,9 +212,16 @@ impl Default for AqmConfig {
 }
 
 impl AqmConfig {
-    fn validate(&self, _path: &str) -> Result<(), ConfigError> {
+    fn validate(&self, path: &str) -> Result<(), ConfigError> {
         match self {
             AqmConfig::Droptail {} => Ok(()),
+            AqmConfig::Red(p) => p.validate(path),
+            AqmConfig::Ared(p) => p.validate(path),
+            AqmConfig::Rem(p) => p.validate(path),
+            AqmConfig::Pi(p) => p.validate(path),
+            AqmConfig::Pie(p) => p.validate(path),
+            AqmConfig::Codel(p) => p.validate(path),
+            AqmConfig::Threshold(p) => p.validate(path),
         }
     }
 }

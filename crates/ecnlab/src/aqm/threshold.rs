@@ -1,0 +1,149 @@
+//! Threshold marker: marks every ECN-capable packet while the instantaneous queue exceeds K
+//! (seed 000 section 5.1's "threshold scheme"; the DCTCP switch rule of RFC 8257 section 3.1;
+//! spec section 8). No averaging and no randomness: a step marking function.
+//!
+//! On enqueue (or, with `mark_at = "dequeue"`, on departure), with q the queue without the
+//! packet: if q > K, an ECN-capable packet is marked; a Not-ECT packet is dropped
+//! (`nonect = "drop"`, seed 000) or let in unmarked (`nonect = "enqueue"`, as DCTCP switches do).
+//!
+//! Parameters: `k_pkts` or `k_bytes` (exactly one; no default: seed 000 used 5 ms times the
+//! link rate), `nonect` drop, `mark_at` enqueue, `ecn` true (false: every packet above K is
+//! dropped, a hard threshold).
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::{signal_marks, valid, AqmAlgorithm, QueueView, Reason, Verdict};
+use crate::engine::SimTime;
+use crate::packet::Packet;
+use crate::scenario::{check, ConfigError};
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum NonEct {
+    /// Drop Not-ECT packets above K (seed 000).
+    #[default]
+    Drop,
+    /// Let them in unmarked (only the hard limit drops them).
+    Enqueue,
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum MarkAt {
+    #[default]
+    Enqueue,
+    Dequeue,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, default)]
+pub struct ThresholdParams {
+    /// Mark ECN-capable packets (false: drop every packet above K).
+    pub ecn: bool,
+    /// Threshold in packets.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub k_pkts: Option<u32>,
+    /// Threshold in bytes.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub k_bytes: Option<u64>,
+    /// What happens to Not-ECT packets above K.
+    pub nonect: NonEct,
+    /// Decide on arrival or on departure.
+    pub mark_at: MarkAt,
+}
+
+impl Default for ThresholdParams {
+    fn default() -> Self {
+        ThresholdParams { ecn: true, k_pkts: None, k_bytes: None, nonect: NonEct::Drop, mark_at: MarkAt::Enqueue }
+    }
+}
+
+impl ThresholdParams {
+    pub fn validate(&self, path: &str) -> Result<(), ConfigError> {
+        match (self.k_pkts, self.k_bytes) {
+            (Some(_), Some(b)) => check(false, &valid::field(path, "k_bytes"), b, "cannot be given together with k_pkts"),
+            (None, None) => check(false, path, "", "needs k_pkts or k_bytes (the threshold K)"),
+            _ => Ok(()),
+        }
+    }
+}
+
+#[derive(Debug)]
+pub struct Threshold {
+    pub params: ThresholdParams,
+}
+
+impl Threshold {
+    pub fn new(params: ThresholdParams) -> Threshold {
+        Threshold { params }
+    }
+
+    fn verdict(&self, q: &QueueView, pkt: &Packet) -> Verdict {
+        let above = match (self.params.k_pkts, self.params.k_bytes) {
+            (Some(k), _) => q.len_pkts > k,
+            (None, Some(k)) => q.len_bytes > k,
+            (None, None) => false,
+        };
+        if !above || (self.params.nonect == NonEct::Enqueue && !signal_marks(self.params.ecn, pkt)) {
+            Verdict::Pass
+        } else {
+            Verdict::Signal(Reason::Forced)
+        }
+    }
+}
+
+impl AqmAlgorithm for Threshold {
+    fn on_enqueue(&mut self, q: &QueueView, pkt: &Packet, _now: SimTime) -> Verdict {
+        match self.params.mark_at {
+            MarkAt::Enqueue => self.verdict(q, pkt),
+            MarkAt::Dequeue => Verdict::Pass,
+        }
+    }
+
+    fn on_dequeue(&mut self, q: &QueueView, pkt: &Packet, _now: SimTime) -> Verdict {
+        match self.params.mark_at {
+            MarkAt::Enqueue => Verdict::Pass,
+            MarkAt::Dequeue => self.verdict(q, pkt),
+        }
+    }
+
+    fn ecn(&self) -> bool {
+        self.params.ecn
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::aqm::tests::packet;
+    use crate::packet::{Ecn, PacketKind};
+
+    #[test]
+    fn marks_above_k_and_treats_not_ect_by_policy() {
+        let mut t = Threshold::new(ThresholdParams { k_pkts: Some(10), ..Default::default() });
+        let ect = packet(PacketKind::Data, 1500, Ecn::Ect0);
+        let syn_ack = packet(PacketKind::SynAck, 40, Ecn::NotEct);
+        let at = |n: u32| QueueView { len_pkts: n, len_bytes: n as u64 * 1500 };
+        assert_eq!(t.on_enqueue(&at(10), &ect, 0), Verdict::Pass);
+        assert_eq!(t.on_enqueue(&at(11), &ect, 0), Verdict::Signal(Reason::Forced));
+        // Signal on a Not-ECT packet: the queue drops it.
+        assert_eq!(t.on_enqueue(&at(11), &syn_ack, 0), Verdict::Signal(Reason::Forced));
+        t.params.nonect = NonEct::Enqueue;
+        assert_eq!(t.on_enqueue(&at(11), &syn_ack, 0), Verdict::Pass);
+        assert_eq!(t.on_enqueue(&at(11), &ect, 0), Verdict::Signal(Reason::Forced));
+        // In bytes, on departure.
+        let mut t = Threshold::new(ThresholdParams { k_bytes: Some(3000), mark_at: MarkAt::Dequeue, ..Default::default() });
+        assert_eq!(t.on_enqueue(&at(5), &ect, 0), Verdict::Pass);
+        assert_eq!(t.on_dequeue(&at(2), &ect, 0), Verdict::Pass);
+        assert_eq!(t.on_dequeue(&at(3), &ect, 0), Verdict::Signal(Reason::Forced));
+    }
+
+    #[test]
+    fn validate_needs_exactly_one_threshold() {
+        let e = ThresholdParams::default().validate("aqm").unwrap_err();
+        assert_eq!(e.to_string(), "aqm: needs k_pkts or k_bytes (the threshold K)");
+        let both = ThresholdParams { k_pkts: Some(1), k_bytes: Some(2), ..Default::default() };
+        assert_eq!(both.validate("aqm").unwrap_err().to_string(), "aqm.k_bytes (2) cannot be given together with k_pkts");
+    }
+}
