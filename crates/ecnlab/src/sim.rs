@@ -949,6 +949,7 @@ impl Simulation {
             s.2.push(q.len_pkts() as u64);
             s.3.push(q.len_bytes());
             let (now, a) = (self.now, &mut self.rec.aqm_samples);
+            self.net.links[l as usize].sync_idle(now);
             self.net.links[l as usize].queue.sample_aqm(now, &mut |name, v| {
                 a.0.push(link_name(l).into());
                 a.1.push(to_secs(now));

@@ -355,6 +355,13 @@ impl Queue {
     }
 
     /// The AQM's control variables at `now` (see [`AqmAlgorithm::sample`]).
+    /// The link drained this queue and finished its last transmission at `at`: it is idle
+    /// from then on (RED decays its average over idle time; CoDel leaves its dropping state).
+    pub fn went_idle(&mut self, at: SimTime) {
+        debug_assert!(self.fifo.is_empty());
+        self.aqm.on_idle(at);
+    }
+
     pub fn sample_aqm(&mut self, now: SimTime, out: &mut dyn FnMut(&'static str, f64)) {
         self.aqm.sample(now, out)
     }

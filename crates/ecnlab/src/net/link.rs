@@ -54,6 +54,8 @@ pub struct Link {
     last_started: (u32, bool),
     /// Whether a transmission-complete event is scheduled (always so while packets wait).
     tx_pending: bool,
+    /// The queue's AQM has been told that the link went idle at `busy_until`.
+    idle_told: bool,
     /// Packets propagating to the far end, with their arrival times (non-decreasing).
     wire: VecDeque<(SimTime, PacketId)>,
     random_loss: f64,
@@ -70,6 +72,7 @@ impl Link {
             busy_until: 0,
             last_started: (0, false),
             tx_pending: false,
+            idle_told: true,
             wire: VecDeque::with_capacity(16),
             random_loss,
             loss_rng,
@@ -91,6 +94,7 @@ impl Link {
             self.stats.random_losses += 1;
             return (Offer::Lost, LinkWake::default());
         }
+        self.sync_idle(now);
         match self.queue.enqueue(pool, id, now) {
             Enqueue::Dropped(reason) => (Offer::Dropped(reason), LinkWake::default()),
             Enqueue::Queued { marked } => {
@@ -111,12 +115,15 @@ impl Link {
     /// Takes the next packet from the queue, if any, and starts serializing it at `now`.
     fn start_next(&mut self, pool: &mut PacketPool, now: SimTime, dropped: &mut Vec<PacketId>) -> LinkWake {
         let Some(id) = self.queue.dequeue(pool, now, dropped) else {
+            // The queue found itself empty and told its AQM the link is idle from now.
             self.tx_pending = false;
+            self.idle_told = true;
             return LinkWake::default();
         };
         let p = pool.get(id);
         let data = matches!(p.kind, PacketKind::Data | PacketKind::Retx);
         self.busy_until = now + tx_time(p.size, self.rate_bps);
+        self.idle_told = false;
         self.last_started = (p.size, data);
         self.stats.delivered_pkts += 1;
         self.stats.delivered_bytes += p.size as u64;
@@ -125,6 +132,16 @@ impl Link {
         LinkWake {
             tx_done_at: self.tx_pending.then_some(self.busy_until),
             started: Some((id, self.busy_until + self.delay_ns)),
+        }
+    }
+
+    /// If the link has gone idle by `now` (queue drained, last transmission over), tells the
+    /// queue's AQM when that happened. The link has no event at the end of its last
+    /// transmission, so this is done lazily, before the AQM next sees the queue.
+    pub fn sync_idle(&mut self, now: SimTime) {
+        if !self.idle_told && !self.tx_pending && self.queue.is_empty() && now >= self.busy_until {
+            self.queue.went_idle(self.busy_until);
+            self.idle_told = true;
         }
     }
 
