@@ -73,7 +73,8 @@ impl CubicParams {
     /// Checks the parameters; `path` names this block in errors (e.g. `tcp.cubic`).
     pub fn validate(&self, path: &str) -> Result<(), ConfigError> {
         check(self.c > 0.0 && self.c.is_finite(), &format!("{path}.c"), self.c, "must be positive")?;
-        let unit_open = |v: f64, field: &str| check(v > 0.0 && v < 1.0, &format!("{path}.{field}"), v, "must be in (0, 1)");
+        let unit_open =
+            |v: f64, field: &str| check(v > 0.0 && v < 1.0, &format!("{path}.{field}"), v, "must be in (0, 1)");
         unit_open(self.beta, "beta")?;
         unit_open(self.beta_ecn, "beta_ecn")
     }
@@ -169,8 +170,8 @@ impl Cubic {
         e.w_est += alpha * acked_segs / cwnd;
         self.state.epoch = Some(e);
         if self.w_cubic(&e, t) < e.w_est {
-            // Reno-friendly region: cwnd = W_est. Never shrink on an ACK (Linux and neqo only
-            // speed growth up); W_est can lag cwnd after the sender's recovery has set it.
+            // Reno-friendly region: cwnd = W_est. Never shrink on an ACK (Linux's friendliness
+            // rule only speeds growth up); W_est can lag cwnd after the sender's recovery set it.
             self.stats.acks_reno_friendly += 1;
             return e.w_est.max(cwnd);
         }
