@@ -7,6 +7,7 @@
 
 use crate::engine::SimTime;
 
+pub use super::cubic::Cubic;
 pub use super::rtt::RttInfo;
 
 /// The sender's window state, in bytes.
@@ -97,6 +98,7 @@ impl CongestionControl for NewReno {
 #[derive(Clone, Debug)]
 pub enum Controller {
     NewReno(NewReno),
+    Cubic(Cubic),
 }
 
 impl CongestionControl for Controller {
@@ -104,18 +106,21 @@ impl CongestionControl for Controller {
     fn on_ack(&mut self, w: &mut Window, acked: u64, rtt: RttInfo, now: SimTime) {
         match self {
             Controller::NewReno(c) => c.on_ack(w, acked, rtt, now),
+            Controller::Cubic(c) => c.on_ack(w, acked, rtt, now),
         }
     }
     #[inline]
     fn on_congestion_event(&mut self, w: &mut Window, signal: Signal, flight: u64, now: SimTime) {
         match self {
             Controller::NewReno(c) => c.on_congestion_event(w, signal, flight, now),
+            Controller::Cubic(c) => c.on_congestion_event(w, signal, flight, now),
         }
     }
     #[inline]
     fn on_timeout(&mut self, w: &mut Window, flight: u64, now: SimTime) {
         match self {
             Controller::NewReno(c) => c.on_timeout(w, flight, now),
+            Controller::Cubic(c) => c.on_timeout(w, flight, now),
         }
     }
 }

@@ -5,9 +5,11 @@
 //!   delayed ACKs, NewReno loss recovery, RFC 3168 ECN, FIN exchange);
 //! * [`rtt`]: the RFC 6298 retransmission-timeout estimator;
 //! * [`cc`]: congestion controllers, pure state machines behind one trait (STYLE 5);
+//! * [`cubic`]: CUBIC (RFC 9438), one of those controllers;
 //! * [`params`]: endpoint profiles and their resolved parameters.
 
 pub mod cc;
+pub mod cubic;
 pub mod endpoint;
 pub mod params;
 pub mod rtt;
