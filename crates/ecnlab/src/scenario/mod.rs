@@ -12,6 +12,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::aqm::{AredParams, CodelParams, PiParams, PieParams, RedParams, RemParams, ThresholdParams};
 use crate::engine::time::{from_millis, from_secs, NS_PER_MS};
+use crate::tcp::cubic::{CubicParams, CubicRtt};
 use crate::tcp::params::{rfc3390_iw_segments, CcKind, EcnPlus, TcpParams};
 pub use dist::Dist;
 
@@ -246,8 +247,11 @@ pub enum Profile {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum CongestionControlName {
+    /// NewReno (RFC 5681, RFC 6582).
     #[default]
     Newreno,
+    /// CUBIC (RFC 9438).
+    Cubic,
 }
 
 /// ECN on SYN-ACKs (seed 000's ECN+; RFC 5562).
@@ -306,15 +310,24 @@ pub struct TcpConfig {
     /// ECN on SYN-ACKs: `off`, `seed` or `rfc5562` (servers send, clients respond).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ecn_plus: Option<EcnPlusName>,
-    /// Multiplicative decrease on a loss (NewReno default 0.5).
+    /// Multiplicative decrease on a loss (NewReno 0.5, CUBIC 0.7).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub beta: Option<f64>,
     /// ABE (RFC 8511): back off by `beta_ecn` instead of `beta` on an ECN echo.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub abe: Option<bool>,
-    /// Multiplicative decrease on an ECN echo with ABE (NewReno default 0.8).
+    /// Multiplicative decrease on an ECN echo with ABE (NewReno 0.8, CUBIC 0.85).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub beta_ecn: Option<f64>,
+    /// CUBIC's constant C (segments/s^3, default 0.4).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cubic_c: Option<f64>,
+    /// CUBIC fast convergence (RFC 9438 4.7, default true).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cubic_fast_convergence: Option<bool>,
+    /// The RTT in CUBIC's target W(t + RTT): `min` (Linux, ns-3; default) or `smoothed` (RFC).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cubic_rtt: Option<CubicRtt>,
     /// Only in `tcp.clients` / `tcp.servers`: the fraction of that side's hosts with ECN
     /// (chosen at random per seed, independently of everything else); the others have none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -371,6 +384,9 @@ impl TcpConfig {
             beta: o.beta.or(self.beta),
             abe: o.abe.or(self.abe),
             beta_ecn: o.beta_ecn.or(self.beta_ecn),
+            cubic_c: o.cubic_c.or(self.cubic_c),
+            cubic_fast_convergence: o.cubic_fast_convergence.or(self.cubic_fast_convergence),
+            cubic_rtt: o.cubic_rtt.or(self.cubic_rtt),
             ecn_fraction: o.ecn_fraction,
             clients: None,
             servers: None,
@@ -396,11 +412,25 @@ impl TcpConfig {
             delayed_ack: from_millis(self.delayed_ack_ms.unwrap_or(delack)),
             ack_every_segments: self.ack_every_segments.unwrap_or(2),
             syn_retries: self.syn_retries.unwrap_or(6),
-            cc: match self.congestion_control.unwrap_or_default() {
-                CongestionControlName::Newreno => {
-                    let beta = self.beta.unwrap_or(0.5);
-                    let beta_ecn = if self.abe.unwrap_or(false) { self.beta_ecn.unwrap_or(0.8) } else { beta };
-                    CcKind::NewReno { beta, beta_ecn }
+            cc: {
+                let abe = self.abe.unwrap_or(false);
+                // (beta, beta_ecn with ABE): RFC 5681 / RFC 8511 for NewReno, RFC 9438 and
+                // ns-3's BetaEcn for CUBIC.
+                let defaults = match self.congestion_control.unwrap_or_default() {
+                    CongestionControlName::Newreno => (0.5, 0.8),
+                    CongestionControlName::Cubic => (0.7, 0.85),
+                };
+                let beta = self.beta.unwrap_or(defaults.0);
+                let beta_ecn = if abe { self.beta_ecn.unwrap_or(defaults.1) } else { beta };
+                match self.congestion_control.unwrap_or_default() {
+                    CongestionControlName::Newreno => CcKind::NewReno { beta, beta_ecn },
+                    CongestionControlName::Cubic => CcKind::Cubic(CubicParams {
+                        c: self.cubic_c.unwrap_or(0.4),
+                        beta,
+                        beta_ecn,
+                        fast_convergence: self.cubic_fast_convergence.unwrap_or(true),
+                        rtt: self.cubic_rtt.unwrap_or_default(),
+                    }),
                 }
             },
             iw_one_after_syn_loss: self.iw_one_after_syn_loss.unwrap_or(true),
@@ -418,7 +448,10 @@ impl TcpConfig {
     pub fn filled(&self) -> TcpConfig {
         let p = self.resolve();
         let secs = |t: u64| t as f64 / 1e9;
-        let CcKind::NewReno { beta, beta_ecn } = p.cc;
+        let (beta, beta_ecn, cubic) = match p.cc {
+            CcKind::NewReno { beta, beta_ecn } => (beta, beta_ecn, None),
+            CcKind::Cubic(c) => (c.beta, c.beta_ecn, Some(c)),
+        };
         let abe = self.abe.unwrap_or(false);
         TcpConfig {
             profile: Some(self.profile.unwrap_or_default()),
@@ -438,6 +471,9 @@ impl TcpConfig {
             beta: Some(beta),
             abe: Some(abe),
             beta_ecn: abe.then_some(beta_ecn),
+            cubic_c: cubic.map(|c| c.c),
+            cubic_fast_convergence: cubic.map(|c| c.fast_convergence),
+            cubic_rtt: cubic.map(|c| c.rtt),
             ecn_fraction: None,
             clients: self.clients.clone(),
             servers: self.servers.clone(),
@@ -476,6 +512,17 @@ impl TcpConfig {
         }
         if let Some(v) = self.beta_ecn {
             check(self.abe == Some(true), &format!("{path}.beta_ecn"), v, "applies only with abe = true")?;
+        }
+        let cubic = self.congestion_control == Some(CongestionControlName::Cubic);
+        for (set, name) in [
+            (self.cubic_c.is_some(), "cubic_c"),
+            (self.cubic_fast_convergence.is_some(), "cubic_fast_convergence"),
+            (self.cubic_rtt.is_some(), "cubic_rtt"),
+        ] {
+            check(!set || cubic, &format!("{path}.{name}"), "set", "applies only with congestion_control = \"cubic\"")?;
+        }
+        if let Some(v) = self.cubic_c {
+            check(v > 0.0 && v.is_finite(), &format!("{path}.cubic_c"), v, "must be positive")?;
         }
         let path = |field: &str| format!("{path}.{field}");
         check(p.mss_bytes >= 1, &path("mss_bytes"), p.mss_bytes, "must be at least 1")?;

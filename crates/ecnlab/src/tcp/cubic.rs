@@ -32,7 +32,6 @@ use serde::{Deserialize, Serialize};
 use super::cc::{reduced_window, CongestionControl, RttInfo, Signal, Window};
 use crate::engine::time::to_secs;
 use crate::engine::SimTime;
-use crate::scenario::{check, ConfigError};
 
 /// Which round-trip time CUBIC adds to `t` when it computes its target `W_cubic(t + RTT)`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -46,8 +45,7 @@ pub enum CubicRtt {
 }
 
 /// CUBIC parameters (RFC 9438 section 5 defaults).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[serde(default, deny_unknown_fields)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub struct CubicParams {
     /// The cubic constant C, in segments per second cubed (segments/s^3). Default 0.4.
     pub c: f64,
@@ -70,15 +68,6 @@ impl Default for CubicParams {
 }
 
 impl CubicParams {
-    /// Checks the parameters; `path` names this block in errors (e.g. `tcp.cubic`).
-    pub fn validate(&self, path: &str) -> Result<(), ConfigError> {
-        check(self.c > 0.0 && self.c.is_finite(), &format!("{path}.c"), self.c, "must be positive")?;
-        let unit_open =
-            |v: f64, field: &str| check(v > 0.0 && v < 1.0, &format!("{path}.{field}"), v, "must be in (0, 1)");
-        unit_open(self.beta, "beta")?;
-        unit_open(self.beta_ecn, "beta_ecn")
-    }
-
     /// `alpha_cubic = 3 (1 - beta) / (1 + beta)` (RFC 9438 section 4.3): the additive increase
     /// that gives an AIMD flow with decrease `beta` the same average window as Reno.
     pub fn alpha_cubic(&self) -> f64 {
@@ -462,17 +451,4 @@ mod tests {
         assert!((0.9..1.0).contains(&c.state.carry_bytes), "{}", c.state.carry_bytes);
     }
 
-    #[test]
-    fn validate_names_field_value_and_rule() {
-        assert_eq!(CubicParams::default().validate("tcp.cubic"), Ok(()));
-        let e = CubicParams { beta: 1.2, ..Default::default() }.validate("tcp.cubic").unwrap_err();
-        assert_eq!(e.to_string(), "tcp.cubic.beta (1.2) must be in (0, 1)");
-        let e = CubicParams { beta_ecn: 0.0, ..Default::default() }.validate("tcp.cubic").unwrap_err();
-        assert_eq!(e.to_string(), "tcp.cubic.beta_ecn (0) must be in (0, 1)");
-        let e = CubicParams { c: -0.4, ..Default::default() }.validate("tcp.cubic").unwrap_err();
-        assert_eq!(e.to_string(), "tcp.cubic.c (-0.4) must be positive");
-        let p: CubicParams = serde_json::from_str(r#"{"beta_ecn": 0.85, "rtt": "smoothed"}"#).unwrap();
-        assert_eq!(p, CubicParams { beta_ecn: 0.85, rtt: CubicRtt::Smoothed, ..Default::default() });
-        assert!(serde_json::from_str::<CubicParams>(r#"{"gamma": 1}"#).is_err());
-    }
 }

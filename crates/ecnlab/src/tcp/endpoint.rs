@@ -19,7 +19,7 @@
 //! * Entering fast retransmit requires the cumulative ACK to exceed `recover` (the highest
 //!   sequence number sent when the last recovery or timeout began), RFC 6582 section 3.2 step 2.
 
-use super::cc::{CongestionControl, Controller, NewReno, Signal, Window};
+use super::cc::{CongestionControl, Controller, Cubic, NewReno, Signal, Window};
 use super::params::{CcKind, EcnPlus, TcpParams};
 use super::rtt::RttEstimator;
 use crate::engine::SimTime;
@@ -182,6 +182,7 @@ impl Endpoint {
             w: Window { cwnd: p.initial_window_bytes(), ssthresh: u64::MAX, mss },
             cc: match p.cc {
                 CcKind::NewReno { beta, beta_ecn } => Controller::NewReno(NewReno { beta, beta_ecn }),
+                CcKind::Cubic(p) => Controller::Cubic(Cubic::new(p)),
             },
             peer_wnd: mss,
             dupacks: 0,

@@ -6,6 +6,7 @@
 //! (min RTO 200 ms, max RTO 120 s, IW 10, delayed ACK 40 ms). Linux's own RTO formula (an
 //! rttvar floor of min RTO) is not modelled: every profile uses the RFC 6298 formula.
 
+use super::cubic::CubicParams;
 use crate::engine::SimTime;
 
 /// Which congestion controller an endpoint runs, with its parameters.
@@ -14,6 +15,7 @@ pub enum CcKind {
     /// Multiplicative decrease `beta` on a loss, `beta_ecn` on an ECN echo (ABE when they
     /// differ).
     NewReno { beta: f64, beta_ecn: f64 },
+    Cubic(CubicParams),
 }
 
 /// ECN on SYN-ACKs (seed 000's ECN+, RFC 5562); see `EcnPlusName` in the scenario.
