@@ -1,17 +1,13 @@
 //! Closed-loop validation of the AQMs (DESIGN validation ladder, layer 3): long-lived TCP flows
 //! through each controller, each test asserting the number the algorithm is designed to hold.
 
+mod common;
+
+use common::run;
 use ecnlab::aqm::pi;
 use ecnlab::metrics::{Column, Results};
 use ecnlab::{Scenario, Simulation};
 use serde_json::{json, Value};
-
-fn run(v: Value, seed: u64) -> Results {
-    let s = Scenario::from_json(&v.to_string()).unwrap_or_else(|e| panic!("invalid test scenario: {e}"));
-    let mut sim = Simulation::new(s, seed).unwrap();
-    sim.run_until(u64::MAX);
-    sim.finish()
-}
 
 /// `flows` long-lived NewReno downloads with propagation RTT `rtt_ms` over a `rate_bps`
 /// bottleneck whose down queue runs `aqm`; `mss` payload bytes per packet (+40 of headers).

@@ -1,20 +1,13 @@
 //! Component and analytic validation (DESIGN validation ladder, layers 2 and 3): real
 //! simulations, each asserting a number that theory or the protocol rules fix.
 
+mod common;
+
+use common::{merge, run, scenario};
 use ecnlab::metrics::{jain_index, Results};
 use ecnlab::packet::Direction;
-use ecnlab::{Scenario, Simulation};
+use ecnlab::Simulation;
 use serde_json::{json, Value};
-
-fn scenario(v: Value) -> Scenario {
-    Scenario::from_json(&v.to_string()).unwrap_or_else(|e| panic!("invalid test scenario: {e}"))
-}
-
-fn run(v: Value, seed: u64) -> Results {
-    let mut sim = Simulation::new(scenario(v), seed).unwrap();
-    sim.run_until(u64::MAX);
-    sim.finish()
-}
 
 /// A bulk scenario over a `rate_bps` bottleneck with the given TCP overrides.
 fn bulk(rate_bps: f64, flows: u32, tcp: Value, extra: Value) -> Value {
@@ -30,16 +23,6 @@ fn bulk(rate_bps: f64, flows: u32, tcp: Value, extra: Value) -> Value {
     v
 }
 
-fn merge(a: &mut Value, b: &Value) {
-    match (a, b) {
-        (Value::Object(a), Value::Object(b)) => {
-            for (k, v) in b {
-                merge(a.entry(k.clone()).or_insert(Value::Null), v);
-            }
-        }
-        (a, b) => *a = b.clone(),
-    }
-}
 
 #[test]
 fn one_bulk_flow_fills_an_idle_10_mbps_link() {
@@ -109,7 +92,7 @@ fn exchange_with_drop(kind: ecnlab::packet::PacketKind, nth: usize, profile: &st
                        "request_bytes": {"dist": "constant", "value": 100},
                        "response_bytes": {"dist": "constant", "value": 20000}}]
     });
-    let mut sim = Simulation::new(scenario(v), 3).unwrap();
+    let mut sim = Simulation::new(scenario(&v), 3).unwrap();
     sim.drop_nth_of_kind(kind, nth);
     sim.run_until(u64::MAX);
     let r = sim.finish();
@@ -197,7 +180,7 @@ fn every_packet_is_accounted_for() {
              "rtt_ms": {"dist": "uniform", "low": 10, "high": 150}}
         ]
     });
-    let mut sim = Simulation::new(scenario(v), 5).unwrap();
+    let mut sim = Simulation::new(scenario(&v), 5).unwrap();
     for step in 1..=10u64 {
         sim.run_until(step * 1_000_000_000 - 123_457);
         assert_eq!(sim.packets_allocated(), sim.packets_in_network(), "leak at step {step}");

@@ -87,6 +87,13 @@ impl Table {
         }
     }
 
+    pub fn i64s(&self, name: &str) -> &[i64] {
+        match self.column(name) {
+            Some(Column::I64(v)) => v,
+            other => panic!("column {name} of {} is not i64: {other:?}", self.name),
+        }
+    }
+
     pub fn bools(&self, name: &str) -> &[bool] {
         match self.column(name) {
             Some(Column::Bool(v)) => v,

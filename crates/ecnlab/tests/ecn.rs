@@ -1,0 +1,140 @@
+//! ECN at the end hosts in closed loop (DESIGN validation ladder, layer 2): what a marking
+//! queue does to ECN and non-ECN flows, what ECN+ does to a SYN-ACK, and mixed populations.
+
+mod common;
+
+use common::{merge, run};
+use ecnlab::metrics::Results;
+use serde_json::{json, Value};
+
+/// A 10 Mb/s, 20 ms-RTT dumbbell whose down queue marks ECT packets (and drops others)
+/// while more than `k_pkts` wait: the threshold marker of seed 000.
+fn marked_dumbbell(k_pkts: u32, tcp: Value, workloads: Value, duration_s: f64) -> Value {
+    let mut v = json!({
+        "duration_s": duration_s,
+        "warmup_s": 0.0,
+        "topology": {"clients": 4, "servers": 4, "access_rate_bps": 1e9, "access_delay_ms": 0.0,
+                     "bottleneck": {"rate_bps": 10e6, "delay_ms": 10.0,
+                                    "queue": {"limit_pkts": 400,
+                                              "aqm": {"kind": "threshold", "k_pkts": k_pkts}}}},
+        "tcp": {"profile": "seed-2005", "mss_bytes": 1000},
+        "workloads": workloads,
+    });
+    merge(&mut v["tcp"], &tcp);
+    v
+}
+
+/// Mean response time of the completed exchanges whose row index passes `keep`.
+fn mean_response_time(r: &Results, keep: impl Fn(usize) -> bool) -> f64 {
+    let e = r.table("exchanges");
+    let (rt, done) = (e.f64s("response_time_s"), e.bools("completed"));
+    let kept: Vec<f64> = (0..e.rows()).filter(|&i| done[i] && keep(i)).map(|i| rt[i]).collect();
+    assert!(!kept.is_empty());
+    kept.iter().sum::<f64>() / kept.len() as f64
+}
+
+fn sum_u64(r: &Results, table: &str, col: &str) -> u64 {
+    r.table(table).u64s(col).iter().sum()
+}
+
+#[test]
+fn a_marking_queue_spares_an_ecn_flow_and_drops_a_non_ecn_one() {
+    // One 2 MB download: its slow start overshoots K = 20 many times over.
+    let flow = json!([{"kind": "bulk", "flows": 1, "bytes": 2_000_000}]);
+    let ecn = run(marked_dumbbell(20, json!({"ecn": true}), flow.clone(), 10.0), 1);
+    let plain = run(marked_dumbbell(20, json!({"ecn": false}), flow, 10.0), 1);
+    let f = ecn.table("flows");
+    assert!(f.bools("completed")[0], "the ECN flow finishes");
+    assert_eq!(f.u64s("retx_bytes")[0], 0, "no retransmission with ECN");
+    assert_eq!(f.u64s("drops")[0], 0);
+    assert!(f.u64s("marks")[0] > 0 && f.u64s("ce_received")[0] > 0);
+    assert!(f.u64s("ecn_reductions")[0] >= 1);
+    assert_eq!(f.u64s("loss_reductions")[0] + f.u64s("rtos")[0], 0);
+    let g = plain.table("flows");
+    assert!(g.u64s("drops")[0] > 0, "the non-ECN flow loses packets above K");
+    assert!(g.u64s("retx_bytes")[0] > 0);
+    assert_eq!(g.u64s("marks")[0] + g.u64s("ecn_reductions")[0], 0);
+}
+
+/// Workloads: one-segment exchanges at 4/s for 30 s, and an unresponsive Poisson packet source
+/// at twice the link rate that keeps the down queue at K or K + 1.
+fn exchanges_against_a_source() -> Value {
+    json!([
+        {"kind": "packet_source", "process": "poisson", "rate_pps": 2500.0,
+         "size_bytes": {"dist": "constant", "value": 1000}},
+        {"kind": "exchanges", "arrival_rate_per_s": 4.0, "stop_s": 30.0,
+         "request_bytes": {"dist": "constant", "value": 100},
+         "response_bytes": {"dist": "constant", "value": 500}},
+    ])
+}
+
+/// Exchanges with one-segment responses against an unresponsive, non-ECT packet source that
+/// (Poisson, twice the link rate) keeps the down queue at K or K + 1: a SYN-ACK finds it
+/// above K about half of the time.
+fn synack_scenario(ecn_plus: &str) -> Results {
+    run(marked_dumbbell(5, json!({"ecn": true, "ecn_plus": ecn_plus}), exchanges_against_a_source(), 40.0), 7)
+}
+
+#[test]
+fn ecn_plus_marks_the_synack_where_plain_ecn_drops_it_and_waits_an_initial_rto() {
+    let plus = synack_scenario("seed");
+    let ecn = synack_scenario("off");
+    let (p, e) = (plus.table("exchanges"), ecn.table("exchanges"));
+    let n = p.rows();
+    assert!(n >= 100 && e.rows() == n, "{n} exchanges");
+
+    // ECN+: SYN-ACKs above K are marked, never dropped; no handshake waits.
+    let marked = p.bools("synack_ce").iter().filter(|m| **m).count();
+    assert!(marked >= n / 5, "only {marked} of {n} SYN-ACKs marked");
+    assert_eq!(sum_u64(&plus, "exchanges", "synack_drops"), 0);
+    assert!(p.f64s("handshake_wait_s").iter().all(|w| *w == 0.0));
+    assert!(p.bools("completed").iter().all(|c| *c));
+
+    // Plain ECN: the same congestion drops SYN-ACKs, and each drop costs the 3 s initial RTO.
+    assert!(e.bools("synack_ce").iter().all(|m| !*m));
+    let waits: Vec<f64> = (0..n).filter(|&i| e.u64s("synack_drops")[i] > 0).map(|i| e.f64s("handshake_wait_s")[i]).collect();
+    assert!(waits.len() >= n / 5, "only {} SYN-ACK drops in {n} exchanges", waits.len());
+    assert!(waits.iter().all(|w| *w >= 3.0 - 1e-9), "a dropped SYN-ACK waits the initial RTO: {waits:?}");
+    let mean = |r: &Results| mean_response_time(r, |_| true);
+    assert!(mean(&ecn) > mean(&plus) + 0.5, "ECN {} s vs ECN+ {} s", mean(&ecn), mean(&plus));
+}
+
+#[test]
+fn rfc5562_clients_echo_a_marked_synack_and_servers_start_from_one_segment() {
+    let r = synack_scenario("rfc5562");
+    let e = r.table("exchanges");
+    let marked = e.bools("synack_ce").iter().filter(|m| **m).count();
+    assert!(marked > 0);
+    // A marked SYN-ACK is the server's first ECN reduction (IW = 1), recorded per flow.
+    let flows = r.table("flows");
+    let reductions: u64 = flows.u64s("ecn_reductions").iter().sum();
+    assert!(reductions >= marked as u64, "{reductions} reductions for {marked} marked SYN-ACKs");
+    assert_eq!(sum_u64(&r, "exchanges", "synack_drops"), 0, "first SYN-ACKs are ECT and marked");
+}
+
+#[test]
+fn a_mixed_population_reports_each_class() {
+    // Half of the 4 clients have ECN (chosen from the seed); servers accept ECN and use ECN+.
+    let tcp = json!({"ecn": true, "ecn_plus": "seed", "clients": {"ecn_fraction": 0.5}});
+    let r = run(marked_dumbbell(5, tcp, exchanges_against_a_source(), 40.0), 7);
+    let e = r.table("exchanges");
+    let (ecn, client) = (e.bools("ecn"), e.i64s("client"));
+    // Whole hosts are in one class: every exchange of a client has the same ECN capability.
+    let mut class = [None; 4];
+    for i in 0..e.rows() {
+        let c = client[i] as usize;
+        assert!(class[c].is_none_or(|k| k == ecn[i]), "client {c} is in both classes");
+        class[c] = Some(ecn[i]);
+    }
+    assert_eq!(class.iter().filter(|k| **k == Some(true)).count(), 2, "{class:?}");
+    // ECN clients' SYN-ACKs are marked, the others' dropped.
+    let drops = e.u64s("synack_drops");
+    let (mut ecn_drops, mut plain_drops) = (0, 0);
+    for i in 0..e.rows() {
+        if ecn[i] { ecn_drops += drops[i] } else { plain_drops += drops[i] }
+    }
+    assert_eq!(ecn_drops, 0);
+    assert!(plain_drops > 0);
+    let mean = |want: bool| mean_response_time(&r, |i| ecn[i] == want);
+    assert!(mean(false) > mean(true) + 0.3, "non-ECN {} s vs ECN {} s", mean(false), mean(true));
+}
