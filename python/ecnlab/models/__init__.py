@@ -1,0 +1,1 @@
+"""Analytical models beside the simulator (docs/models/analytic.md)."""
