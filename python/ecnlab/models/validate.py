@@ -137,7 +137,9 @@ def measure_queue(
 
     * ``utilization``: delivered wire bytes over capacity (the model's rho).
     * ``mean_queue_pkts``: time-averaged packets in the system, waiting plus the one in
-      transmission (the model's N): the table's waiting count plus the busy fraction.
+      transmission (the model's N), in full-size packets: waiting bytes over ``packet_bytes``
+      plus the busy fraction. The model counts only data segments; counting SYN-ACKs, FINs
+      and ACKs as packets (``mean_queue_pkts_any_size``) inflates short flows.
     * ``p_delay_gt``: fraction of the periodic queue samples with at least K full packets of
       bytes waiting, K = floor(delay_s * C / packet); with the packet in transmission that is
       N > K, the model's event.
@@ -148,6 +150,7 @@ def measure_queue(
     links = result.links
     down = pc.equal(links["link"], "bottleneck_down")
     mq = pc.filter(links["mean_queue_pkts"], down).to_numpy()
+    mqb = pc.filter(links["mean_queue_bytes"], down).to_numpy()
     util = float(s["utilization_down"])
     k = int(np.floor(delay_s * capacity_bps / (8 * packet_bytes) + 1e-9))
     qs = result.queue_samples
@@ -158,7 +161,8 @@ def measure_queue(
     pk = pc.filter(soj["packets"], sdown).to_numpy().astype(np.float64)
     return {
         "utilization": util,
-        "mean_queue_pkts": float(mq.mean()) + util if len(mq) else float("nan"),
+        "mean_queue_pkts": float(mqb.mean()) / packet_bytes + util if len(mqb) else float("nan"),
+        "mean_queue_pkts_any_size": float(mq.mean()) + util if len(mq) else float("nan"),
         "p_delay_gt": float((qb >= k * packet_bytes).mean()) if len(qb) else float("nan"),
         "p_sojourn_gt": float(pk[start >= delay_s * 1e3].sum() / pk.sum()) if pk.sum() else 0.0,
         "loss_rate": float(s["loss_rate_down"]),
