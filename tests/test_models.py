@@ -9,10 +9,10 @@ from __future__ import annotations
 import json
 import math
 
-import ecnlab.models as models
 import numpy as np
 import pytest
 from conftest import assert_one_line_error, invoke
+from ecnlab import models
 from ecnlab.models import buffer_sizing as buf
 from ecnlab.models import throughput as tput
 from ecnlab.models.mxm1 import (
@@ -132,20 +132,28 @@ def test_simulated_queue_delay_has_the_model_trend(queue_sims: dict) -> None:
     assert fast["p_delay_gt"] < high["p_delay_gt"]
 
 
-def test_equal_size_flows_queue_below_the_model() -> None:
-    """Seed 000 Fig. 7 setting: single-segment flows are an M/D/1-like queue, which the
-    M/M/1 model (exponential service) must overestimate: E[N] = rho + rho^2 / (2 (1 - rho))
-    for deterministic service against rho / (1 - rho)."""
+def test_single_segment_flows_match_pollaczek_khinchine_below_the_model() -> None:
+    """Seed 000 Fig. 7 at s = 1: each flow is one data segment, so the down link sees a
+    Poisson stream (connection arrivals shifted by i.i.d. handshake delays stay Poisson) of
+    1500-byte segments mixed with 40-byte SYN-ACKs, ACKs and FINs: an M/G/1 queue. Oracle:
+    Pollaczek-Khinchine with the measured size mix, E[Wq] = lam E[S^2] / (2 (1 - rho)); the
+    measured mean (waiting bytes in full packets plus the busy fraction) is then
+    rho E[Wq] / T + rho, T one full packet time. Tolerance 5 %: about 10^5 packets per
+    second of a correlated queue over 10 s. The M/M/1 model (X = 1) must lie above."""
     from ecnlab.models.sizes import Constant
 
-    s = simulate_queue(Constant(1460.0), 100e6, 0.8, 1, warmup_s=2.0, duration_s=12.0)
+    c = 100e6
+    s = simulate_queue(Constant(1460.0), c, 0.8, 1, warmup_s=2.0, duration_s=12.0)
+    n, nbytes = s["delivered_pkts"], s["delivered_bytes"]
+    data = (nbytes - 40 * n) / 1460  # packets of 1500 B; the rest are 40 B
+    ctrl = n - data
+    lam = n / s["window_s"]
+    es2 = (data * (1500 * 8 / c) ** 2 + ctrl * (40 * 8 / c) ** 2) / n
     rho = s["utilization"]
-    mm1 = rho / (1 - rho)
-    md1 = rho + rho * rho / (2 * (1 - rho))
-    # Poisson arrivals of single packets, but access links and TCP handshakes do not add
-    # burstiness, so the measured queue lies between M/D/1 (minus 15 % for sampling noise
-    # and the smaller control packets) and the model.
-    assert 0.85 * md1 < s["mean_queue_pkts"] < mm1, s
+    wq = lam * es2 / (2 * (1 - rho))
+    oracle = rho * wq / (1500 * 8 / c) + rho
+    assert s["mean_queue_pkts"] == pytest.approx(oracle, rel=0.05), (s, oracle)
+    assert s["mean_queue_pkts"] < BurstModel.from_flow_segments(1, c).mean_queue_pkts(rho)
 
 
 # --- buffer sizing --------------------------------------------------------------------------
@@ -169,7 +177,7 @@ BDP_10M_100MS = buf.bdp_pkts(10e6, 0.1 + 1500 * 8 / 10e6)  # 84.3 packets
 
 @pytest.fixture(scope="module")
 def one_flow() -> dict[int, dict[str, float]]:
-    sizes = [8, 42, 63, int(math.ceil(buf.min_buffer_pkts(BDP_10M_100MS, 0.5)))]
+    sizes = [8, 42, 63, math.ceil(buf.min_buffer_pkts(BDP_10M_100MS, 0.5))]
     kw = {"warmup_s": 40.0, "duration_s": 240.0}
     sims = run_many([(simulate_one_flow, (b,), kw) for b in sizes], workers=2)
     return dict(zip(sizes, sims))
@@ -186,7 +194,8 @@ def test_one_flow_utilisation_falls_below_the_formula_buffer(one_flow: dict) -> 
     (the model ignores slow start, delayed-ACK timing and the packet in transmission)."""
     small = sorted(one_flow)[:-1]
     utils = [one_flow[b]["utilization"] for b in small]
-    assert utils == sorted(utils) and utils[-1] < 0.99
+    # "Full" is > 0.995 above; the model itself gives 0.993 at 0.75 delta.
+    assert utils == sorted(utils) and utils[-1] < 0.995
     for b in small:
         model = buf.utilization(b, BDP_10M_100MS, 0.5)
         assert one_flow[b]["utilization"] == pytest.approx(model, abs=0.02), (b, one_flow[b])
@@ -248,10 +257,12 @@ def test_cli_mx_m_1_json() -> None:
     assert out["mean_queue_pkts"] == pytest.approx(m.mean_queue_pkts(0.95))
     assert out["p_delay_gt_5ms"] == pytest.approx(m.p_delay_gt(0.95))
     assert out["threshold_pkts"] == 259  # 5 ms of 622 Mb/s in 1500-byte packets
-    general = invoke("model", "mx-m-1", "--capacity-mbps", "100", "--load", "0.9",
-                     "--sizes", "general", "--json")
+    general = invoke(
+        "model", "mx-m-1", "--capacity-mbps", "100", "--load", "0.9", "--sizes", "general", "--json"
+    )
     assert json.loads(general.stdout)["mean_flow_bytes"] == pytest.approx(
-        general_tcp_mix().mean_bytes())
+        general_tcp_mix().mean_bytes()
+    )
 
 
 def test_cli_tcp_throughput_and_table_output() -> None:

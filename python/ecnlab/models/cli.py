@@ -97,7 +97,9 @@ def mx_m_1_cmd(
 
 @model_app.command("buffer")
 def buffer_cmd(
-    capacity_mbps: Annotated[float, typer.Option("--capacity-mbps", help="Link rate, Mb/s.")] = 10.0,
+    capacity_mbps: Annotated[
+        float, typer.Option("--capacity-mbps", help="Link rate, Mb/s.")
+    ] = 10.0,
     rtt_ms: Annotated[float, typer.Option("--rtt-ms", help="Path round-trip time, ms.")] = 100.0,
     beta: Annotated[float, typer.Option("--beta", help="Multiplicative decrease, (0, 1).")] = 0.5,
     buffer_pkts: Annotated[
@@ -169,5 +171,3 @@ def figures_cmd(
         raise typer.Exit(130) from None
     for path in written:
         _out.print(escape(str(path)))
-
-

@@ -48,10 +48,16 @@ def _queue_durations(capacity_bps: float, quick: bool) -> dict[str, float]:
     # Heavy tails: rwnd-limited elephants take tens of seconds, so the load needs about a
     # minute to settle. 622 Mb/s costs ~0.35 wall s per simulated s.
     if quick:
-        return {"warmup_s": 20.0, "duration_s": 35.0} if capacity_bps < 300e6 else {
-            "warmup_s": 10.0, "duration_s": 20.0}
-    return {"warmup_s": 60.0, "duration_s": 120.0} if capacity_bps < 300e6 else {
-        "warmup_s": 40.0, "duration_s": 80.0}
+        return (
+            {"warmup_s": 20.0, "duration_s": 35.0}
+            if capacity_bps < 300e6
+            else {"warmup_s": 10.0, "duration_s": 20.0}
+        )
+    return (
+        {"warmup_s": 60.0, "duration_s": 120.0}
+        if capacity_bps < 300e6
+        else {"warmup_s": 40.0, "duration_s": 80.0}
+    )
 
 
 def queue_tail(sizes: str, quick: bool, workers: int) -> dict[str, Any]:
@@ -112,8 +118,11 @@ def plot_queue_tail(data: dict[str, Any], path: Path) -> None:
 def flow_length(quick: bool, workers: int) -> dict[str, Any]:
     """E[Q] against the length of equal-size flows at rho = 0.8 (seed 000 Fig. 7)."""
     c = 100e6
-    lengths = (1, 2, 4, 7, 15, 30, 60, 100) if quick else (
-        1, 2, 3, 4, 5, 7, 10, 15, 20, 30, 45, 60, 80, 100, 150)
+    lengths = (
+        (1, 2, 4, 7, 15, 30, 60, 100)
+        if quick
+        else (1, 2, 3, 4, 5, 7, 10, 15, 20, 30, 45, 60, 80, 100, 150)
+    )
     seeds = (1,) if quick else SEEDS_FULL
     kw = {"warmup_s": 3.0, "duration_s": 13.0} if quick else {"warmup_s": 5.0, "duration_s": 45.0}
     mss = 1460
@@ -124,7 +133,7 @@ def flow_length(quick: bool, workers: int) -> dict[str, Any]:
     ]
     sims = run_many(jobs, workers)
     for (_, (d, *_), _), s in zip(jobs, sims):
-        n = int(round(d.value / mss))
+        n = round(d.value / mss)
         m = BurstModel.from_flow_segments(n, c)
         s["flow_segments"] = n
         s["model_mean_queue_pkts"] = m.mean_queue_pkts(s["utilization"])
@@ -161,11 +170,14 @@ def buffer_sizing(quick: bool, workers: int) -> dict[str, Any]:
     # The pipe also holds the packet being sent: RTT plus one transmission time.
     bdp = buf.bdp_pkts(c, rtt + 1500 * 8 / c)
     fracs = np.linspace(0.05, 1.25, 9 if quick else 25)
-    kw = {"warmup_s": 40.0, "duration_s": 200.0} if quick else {
-        "warmup_s": 60.0, "duration_s": 600.0}
+    kw = (
+        {"warmup_s": 40.0, "duration_s": 200.0}
+        if quick
+        else {"warmup_s": 60.0, "duration_s": 600.0}
+    )
     betas = BETAS if simulator_betas() else (0.5,)
     jobs = [
-        (simulate_one_flow, (max(1, int(round(f * bdp))),), {**kw, "beta": beta})
+        (simulate_one_flow, (max(1, round(f * bdp)),), {**kw, "beta": beta})
         for beta in betas
         for f in fracs
     ]
@@ -191,12 +203,22 @@ def plot_buffer(data: dict[str, Any], path: Path) -> None:
     bdp = data["bdp_pkts"]
     for i, (b, m) in enumerate(data["model"].items()):
         color = f"C{i}"
-        ax.plot(m["buffer_over_bdp"], [100 * u for u in m["utilization"]], color=color,
-                label=f"model beta={b}")
+        ax.plot(
+            m["buffer_over_bdp"],
+            [100 * u for u in m["utilization"]],
+            color=color,
+            label=f"model beta={b}",
+        )
         pts = [s for s in data["sim"] if f"{s['beta']:g}" == b]
         if pts:
-            ax.plot([s["buffer_pkts"] / bdp for s in pts], [100 * s["utilization"] for s in pts],
-                    "o", color=color, mfc="none", label=f"simulation beta={b}")
+            ax.plot(
+                [s["buffer_pkts"] / bdp for s in pts],
+                [100 * s["utilization"] for s in pts],
+                "o",
+                color=color,
+                mfc="none",
+                label=f"simulation beta={b}",
+            )
     ax.set_xlabel("buffer b / BDP delta")
     ax.set_ylabel("link utilization (%)")
     ax.set_title("One NewReno flow, 10 Mb/s, RTT 100 ms")
@@ -237,8 +259,14 @@ def plot_tcp(data: dict[str, Any], path: Path) -> None:
     m = data["model"]
     ax.plot(m["p"], [8e-6 * x for x in m["mathis_Bps"]], label="Mathis (C = 0.87)")
     ax.plot(m["p"], [8e-6 * x for x in m["pftk_Bps"]], label="PFTK (T0 = 1 s)")
-    ax.plot([s["loss_rate"] for s in data["sim"]], [8e-6 * s["goodput_Bps"] for s in data["sim"]],
-            "o", mfc="none", color="k", label="simulation (NewReno, mean of flows)")
+    ax.plot(
+        [s["loss_rate"] for s in data["sim"]],
+        [8e-6 * s["goodput_Bps"] for s in data["sim"]],
+        "o",
+        mfc="none",
+        color="k",
+        label="simulation (NewReno, mean of flows)",
+    )
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlabel("packet loss probability p")

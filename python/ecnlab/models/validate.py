@@ -59,7 +59,11 @@ def _parts(sizes: SizeDistribution) -> list[tuple[float, dict[str, Any], float]]
         return out
     if isinstance(sizes, BoundedPareto):
         values = _quantiles(sizes)
-        spec: dict[str, Any] = {"dist": "discrete", "values": values, "weights": [1.0] * len(values)}
+        spec: dict[str, Any] = {
+            "dist": "discrete",
+            "values": values,
+            "weights": [1.0] * len(values),
+        }
         wire = float(np.mean([v + HEADER_BYTES * np.ceil(v / DEFAULT_MSS) for v in values]))
         return [(1.0, spec, wire + _CONTROL_BYTES_DOWN)]
     if isinstance(sizes, (TruncatedLomax, Constant)):
@@ -152,6 +156,8 @@ def measure_queue(
     mq = pc.filter(links["mean_queue_pkts"], down).to_numpy()
     mqb = pc.filter(links["mean_queue_bytes"], down).to_numpy()
     util = float(s["utilization_down"])
+    pkts = float(pc.sum(pc.filter(links["delivered_pkts"], down)).as_py() or 0)
+    nbytes = float(pc.sum(pc.filter(links["delivered_bytes"], down)).as_py() or 0)
     k = int(np.floor(delay_s * capacity_bps / (8 * packet_bytes) + 1e-9))
     qs = result.queue_samples
     qb = pc.filter(qs["queue_bytes"], pc.equal(qs["link"], "bottleneck_down")).to_numpy()
@@ -166,6 +172,9 @@ def measure_queue(
         "p_delay_gt": float((qb >= k * packet_bytes).mean()) if len(qb) else float("nan"),
         "p_sojourn_gt": float(pk[start >= delay_s * 1e3].sum() / pk.sum()) if pk.sum() else 0.0,
         "loss_rate": float(s["loss_rate_down"]),
+        "delivered_pkts": pkts,
+        "delivered_bytes": nbytes,
+        "window_s": float(s["window_s"]),
         "threshold_pkts": float(k),
         "wall_s": float(s["wall_s"]),
     }
