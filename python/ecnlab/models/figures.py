@@ -137,7 +137,7 @@ def flow_length(quick: bool, workers: int) -> dict[str, Any]:
         m = BurstModel.from_flow_segments(n, c)
         s["flow_segments"] = n
         s["model_mean_queue_pkts"] = m.mean_queue_pkts(s["utilization"])
-    curve = list(range(1, 201))
+    curve = list(range(1, 1001))
     model = [BurstModel.from_flow_segments(n, c).mean_queue_pkts(0.8) for n in curve]
     return {"model": {"flow_segments": curve, "mean_queue_pkts": model}, "sim": sims}
 
@@ -219,7 +219,9 @@ def plot_buffer(data: dict[str, Any], path: Path) -> None:
                 mfc="none",
                 label=f"simulation beta={b}",
             )
-    ax.set_xlabel("buffer b / BDP delta")
+    for i, m in enumerate(data["model"].values()):
+        ax.axvline(m["min_buffer_over_bdp"], color=f"C{i}", ls=":", lw=0.8)
+    ax.set_xlabel("buffer b / BDP delta (dotted: b = delta (1 - beta) / beta)")
     ax.set_ylabel("link utilization (%)")
     ax.set_title("One NewReno flow, 10 Mb/s, RTT 100 ms")
     ax.grid(alpha=0.3)
