@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -285,3 +286,14 @@ def test_cli_tcp_throughput_and_table_output() -> None:
 )
 def test_cli_bad_input_is_one_line_exit_2(args: tuple[str, ...], fragment: str) -> None:
     assert_one_line_error(invoke("model", *args), fragment)
+
+
+def test_cli_figures_writes_data_and_plot(tmp_path: Path) -> None:
+    """The quick buffer experiment end to end (nine 200-s runs at 10 Mb/s, ~3 s)."""
+    result = invoke("model", "figures", "--out", str(tmp_path), "--quick", "--only", "buffer")
+    assert result.exit_code == 0, result.output
+    data = json.loads((tmp_path / "buffer.json").read_text())
+    assert (tmp_path / "buffer.png").read_bytes()[:4] == b"\x89PNG"
+    assert data["quick"] is True and data["simulated_betas"] == [0.5]
+    for s in data["sim"]:
+        assert s["utilization"] <= 1.0 + 1e-9

@@ -35,10 +35,11 @@ __all__ = [
 T = TypeVar("T")
 
 HEADER_BYTES = 40
-# Bytes a connection puts on the down link besides its response segments: SYN-ACK, the ACK
-# of the request and FIN, 40 bytes each (used only to aim the arrival rate at a load; the
-# figures use the measured utilization).
-_CONTROL_BYTES_DOWN = 3 * HEADER_BYTES
+# Bytes a connection puts on the down link besides its response segments: SYN-ACK and FIN,
+# 40 bytes each (two per connection measured with one-segment responses; the request's ACK
+# rides on the response). Used only to aim the arrival rate at a load; the figures use the
+# measured utilization.
+_CONTROL_BYTES_DOWN = 2 * HEADER_BYTES
 # A bounded Pareto is not a scenario distribution: it is simulated as this many
 # equiprobable quantiles (the mid-point of each probability bin).
 _QUANTILES = 2000
