@@ -15,9 +15,6 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from . import buffer as buffer_model
-from . import mx_m_1, tcp_throughput
-
 __all__ = ["model_app"]
 
 model_app = typer.Typer(
@@ -80,6 +77,8 @@ def mx_m_1_cmd(
     as_json: JsonOpt = False,
 ) -> None:
     """Mean queue and P(queue delay > threshold) of the M^[X]/M/1 model (seed 000 5.2.2)."""
+    from . import mx_m_1  # numpy and scipy load only for the model commands
+
     _emit(
         lambda: mx_m_1(
             capacity_mbps,
@@ -109,6 +108,8 @@ def buffer_cmd(
     as_json: JsonOpt = False,
 ) -> None:
     """Buffer for full utilisation, b >= delta (1 - beta) / beta (seed 002 eq. 1)."""
+    from . import buffer as buffer_model
+
     _emit(
         lambda: buffer_model(
             capacity_mbps=capacity_mbps,
@@ -134,6 +135,8 @@ def tcp_throughput_cmd(
     as_json: JsonOpt = False,
 ) -> None:
     """Mathis and PFTK throughput of one long-lived flow under random loss."""
+    from . import tcp_throughput
+
     _emit(
         lambda: tcp_throughput(
             loss, rtt_ms=rtt_ms, mss_bytes=mss_bytes, rto_s=rto_s, acked_per_ack=acked_per_ack

@@ -32,7 +32,6 @@ from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import NDArray
-from scipy.signal import lfilter
 
 from .sizes import SizeDistribution
 
@@ -163,6 +162,8 @@ def queue_pmf(g: NDArray[np.float64], rho: float, n_max: int) -> NDArray[np.floa
 
     Exact for every n <= n_max (no truncation of the state space is involved).
     """
+    from scipy.signal import lfilter  # imported here: it takes ~0.5 s, the CLI starts without it
+
     _check_rho(rho)
     g = np.asarray(g, dtype=np.float64)
     if g[0] != 0.0:
