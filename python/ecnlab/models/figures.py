@@ -90,26 +90,33 @@ def queue_tail(sizes: str, quick: bool, workers: int) -> dict[str, Any]:
 
 def plot_queue_tail(data: dict[str, Any], path: Path) -> None:
     plt = _plt()
-    fig, ax = plt.subplots(figsize=(6, 4.2))
-    for (key, m), color in zip(data["model"].items(), ("C0", "C1", "C2")):
-        c = float(key)
-        ax.plot(m["load"], m["p_delay_gt_5ms"], color=color, label=f"model {c / 1e6:g} Mb/s")
-        pts = [s for s in data["sim"] if s["capacity_bps"] == c]
-        ax.plot(
-            [s["utilization"] for s in pts],
-            [s["p_delay_gt"] for s in pts],
-            "o",
-            color=color,
-            mfc="none",
-            label=f"simulation {c / 1e6:g} Mb/s",
-        )
-    ax.set_xlabel("link utilization rho")
-    ax.set_ylabel("P(queue delay > 5 ms)")
-    ax.set_title(f"M^[X]/M/1 vs FIFO simulation, {data['sizes']} flow sizes")
-    ax.set_xlim(0.3, 1.0)
-    ax.set_ylim(0, 1)
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize=7)
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4.2))
+    for ax, log in zip(axes, (False, True)):
+        for (key, m), color in zip(data["model"].items(), ("C0", "C1", "C2")):
+            c = float(key)
+            ax.plot(m["load"], m["p_delay_gt_5ms"], color=color, label=f"model {c / 1e6:g} Mb/s")
+            pts = [s for s in data["sim"] if s["capacity_bps"] == c]
+            ax.plot(
+                [s["utilization"] for s in pts],
+                [s["p_delay_gt"] for s in pts],
+                "o",
+                color=color,
+                mfc="none",
+                label=f"simulation {c / 1e6:g} Mb/s",
+            )
+        ax.set_xlabel("link utilization rho")
+        ax.set_ylabel("P(queue delay > 5 ms)")
+        ax.set_xlim(0.3, 1.0)
+        if log:
+            ax.set_yscale("log")
+            ax.set_ylim(1e-4, 1)
+        else:
+            ax.set_ylim(0, 1)
+        ax.grid(alpha=0.3, which="both")
+    axes[0].legend(fontsize=7)
+    fig.suptitle(
+        f"M^[X]/M/1 vs FIFO simulation, {data['sizes']} flow sizes (zero not shown on log)"
+    )
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)
