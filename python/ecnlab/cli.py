@@ -1,4 +1,4 @@
-"""The ``ecnlab`` command line: run, validate, schema, bench, sweep, query, plot, report.
+"""The ``ecnlab`` command line: run, validate, schema, bench, sweep, query, plot, report, model.
 
 Expected errors (invalid scenario, missing file, existing results) print one red line and
 exit with code 2, without a traceback.
@@ -24,6 +24,7 @@ from . import bench as bench_mod
 from ._result import Result
 from ._run import run as run_scenario
 from ._scenario import load_scenario
+from .models.cli import model_app
 from .store import CorruptRunError, RunExistsError, StoreError, check_out_dir, write_run
 
 __all__ = ["app", "median_response_time", "summary_table"]
@@ -39,6 +40,8 @@ app = typer.Typer(
 
 out_console = Console()
 err_console = Console(stderr=True)
+
+app.add_typer(model_app, name="model")
 
 EXIT_ERROR = 2
 EXIT_INTERRUPTED = 130
