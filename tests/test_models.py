@@ -24,6 +24,7 @@ from ecnlab.models.mxm1 import (
     moments,
     queue_pmf,
 )
+from ecnlab.models.figures import BETAS
 from ecnlab.models.sizes import WEB, general_tcp_mix
 from ecnlab.models.validate import (
     run_many,
@@ -294,6 +295,6 @@ def test_cli_figures_writes_data_and_plot(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     data = json.loads((tmp_path / "buffer.json").read_text())
     assert (tmp_path / "buffer.png").read_bytes()[:4] == b"\x89PNG"
-    assert data["quick"] is True and data["simulated_betas"] == [0.5]
+    assert data["quick"] is True and data["simulated_betas"] == list(BETAS)
     for s in data["sim"]:
         assert s["utilization"] <= 1.0 + 1e-9

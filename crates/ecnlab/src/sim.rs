@@ -1078,7 +1078,7 @@ impl Simulation {
         let mut links = Vec::new();
         for (l, a, b) in &self.rec.intervals {
             links.push(link_name(*l).to_string());
-            let row = link_row(a, b, self.net.links[*l as usize].rate_bps as f64);
+            let row = link_row(a, b);
             debug_assert_eq!(row.len(), names.len());
             for (c, v) in cols.iter_mut().zip(row) {
                 c.push(v);
@@ -1176,11 +1176,10 @@ impl Simulation {
         let mut per_dir = Vec::new();
         for l in [BOTTLENECK_UP, BOTTLENECK_DOWN] {
             let (q, link) = self.window_queue(l);
-            let rate = self.net.links[l as usize].rate_bps as f64;
             let arrivals = q.arrivals() + link.random_losses;
             let lost = q.total(Outcome::Dropped, None) + link.random_losses;
             per_dir.push((
-                link.delivered_bytes as f64 * 8.0 / (rate * window_s),
+                link.busy_ns as f64 / window as f64,
                 ratio(lost, arrivals),
                 ratio(q.total(Outcome::Marked, None), arrivals),
                 q.area_pkts_ns as f64 / window as f64,
@@ -1248,7 +1247,7 @@ fn link_column_names() -> Vec<String> {
 }
 
 /// One links-table row for the interval between snapshots `a` and `b`.
-fn link_row(a: &Snapshot, b: &Snapshot, rate_bps: f64) -> Vec<f64> {
+fn link_row(a: &Snapshot, b: &Snapshot) -> Vec<f64> {
     let dq = diff_queue(&b.queue, &a.queue);
     let dl = diff_link(&b.link, &a.link);
     let dt = (b.t - a.t) as f64;
@@ -1258,7 +1257,7 @@ fn link_row(a: &Snapshot, b: &Snapshot, rate_bps: f64) -> Vec<f64> {
         dq.arrivals() as f64,
         dl.delivered_pkts as f64,
         dl.delivered_bytes as f64,
-        dl.delivered_bytes as f64 * 8.0 / (rate_bps * dt / 1e9),
+        dl.busy_ns as f64 / dt,
         dq.total(Outcome::Dropped, None) as f64,
         dq.total(Outcome::Marked, None) as f64,
     ];
@@ -1311,6 +1310,7 @@ fn diff_link(b: &LinkStats, a: &LinkStats) -> LinkStats {
         delivered_bytes: b.delivered_bytes - a.delivered_bytes,
         delivered_data_pkts: b.delivered_data_pkts - a.delivered_data_pkts,
         random_losses: b.random_losses - a.random_losses,
+        busy_ns: b.busy_ns - a.busy_ns,
     }
 }
 

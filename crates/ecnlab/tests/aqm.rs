@@ -6,7 +6,7 @@ mod common;
 use common::run;
 use ecnlab::aqm::pi;
 use ecnlab::metrics::{Column, Results};
-use ecnlab::{Scenario, Simulation};
+use ecnlab::Scenario;
 use serde_json::{json, Value};
 
 /// `flows` long-lived NewReno downloads with propagation RTT `rtt_ms` over a `rate_bps`

@@ -25,7 +25,6 @@ from .validate import (
     simulate_one_flow,
     simulate_queue,
     simulate_random_loss,
-    simulator_betas,
 )
 
 __all__ = ["EXPERIMENTS", "run_experiments"]
@@ -182,7 +181,7 @@ def buffer_sizing(quick: bool, workers: int) -> dict[str, Any]:
         if quick
         else {"warmup_s": 60.0, "duration_s": 600.0}
     )
-    betas = BETAS if simulator_betas() else (0.5,)
+    betas = BETAS
     jobs = [
         (simulate_one_flow, (max(1, round(f * bdp)),), {**kw, "beta": beta})
         for beta in betas

@@ -218,20 +218,6 @@ def run_many(
 
 # The scenario field that sets NewReno's loss backoff factor, once the simulator has one
 # (issue 3 adds it); until then only beta = 0.5 can be simulated.
-TCP_BETA_FIELD = "beta"
-
-
-def simulator_betas() -> bool:
-    """Whether the simulator's ``tcp`` table accepts :data:`TCP_BETA_FIELD`."""
-    import json
-
-    from .. import _core
-
-    schema = json.loads(_core.schema())
-    tcp = schema.get("$defs", schema.get("definitions", {})).get("TcpConfig", {})
-    return TCP_BETA_FIELD in tcp.get("properties", {})
-
-
 def one_flow_scenario(
     buffer_pkts: int,
     *,
@@ -248,14 +234,7 @@ def one_flow_scenario(
     """
     if buffer_pkts < 1:
         raise ValueError(f"buffer ({buffer_pkts} packets) must be at least 1")
-    tcp: dict[str, Any] = {"profile": "rfc6298"}
-    if beta != 0.5:
-        if not simulator_betas():
-            raise ValueError(
-                f"beta ({beta}): the simulator's NewReno backs off by 0.5 only "
-                f"(no tcp.{TCP_BETA_FIELD} field yet, issue 3)"
-            )
-        tcp[TCP_BETA_FIELD] = beta
+    tcp: dict[str, Any] = {"profile": "rfc6298", "beta": beta}
     return {
         "name": f"one-flow-b{buffer_pkts}",
         "duration_s": duration_s,

@@ -35,6 +35,8 @@ pub struct LinkStats {
     /// Data and retransmitted-data packets that finished transmission.
     pub delivered_data_pkts: u64,
     pub random_losses: u64,
+    /// Time the transmitter has spent serializing (ns): utilization is its growth over time.
+    pub busy_ns: u64,
 }
 
 /// A one-way link: a queue, a transmitter of `rate_bps`, and a wire of `delay_ns`.
@@ -122,7 +124,9 @@ impl Link {
         };
         let p = pool.get(id);
         let data = matches!(p.kind, PacketKind::Data | PacketKind::Retx);
-        self.busy_until = now + tx_time(p.size, self.rate_bps);
+        let tx = tx_time(p.size, self.rate_bps);
+        self.busy_until = now + tx;
+        self.stats.busy_ns += tx;
         self.idle_told = false;
         self.last_started = (p.size, data);
         self.stats.delivered_pkts += 1;
@@ -168,10 +172,12 @@ impl Link {
         (id, self.wire.front().map(|&(t, _)| t))
     }
 
-    /// Counters at `now`: a packet counts as delivered once its serialization has ended.
+    /// Counters at `now`: a packet counts as delivered once its serialization has ended, and
+    /// busy time up to `now` only.
     pub fn stats_at(&self, now: SimTime) -> LinkStats {
         let mut s = self.stats.clone();
         if now < self.busy_until {
+            s.busy_ns -= self.busy_until - now;
             let (size, data) = self.last_started;
             s.delivered_pkts -= 1;
             s.delivered_bytes -= size as u64;
@@ -281,5 +287,8 @@ mod tests {
         assert_eq!(link.stats_at(2_500_000).delivered_pkts, 2);
         assert_eq!(link.stats_at(3_000_000).delivered_pkts, 3);
         assert_eq!(link.stats_at(3_000_000).delivered_bytes, 3000);
+        // Busy from 0 to 3 ms without a gap.
+        assert_eq!(link.stats_at(2_500_000).busy_ns, 2_500_000);
+        assert_eq!(link.stats_at(4_000_000).busy_ns, 3_000_000);
     }
 }
