@@ -52,11 +52,14 @@ def test_parse_case() -> None:
 
 
 def test_bench_quick_json_in_a_subprocess() -> None:
-    result = invoke("bench", "--quick", "--json", "--only", "dumbbell-10m:15")
+    result = invoke("bench", "--quick", "--json", "--repeat", "3", "--only", "dumbbell-10m:15")
     assert result.exit_code == 0, result.output
     records = json.loads(result.stdout)
     assert len(records) == 1
     record = records[0]
+    # The median of three runs (by wall time) is the one reported.
+    assert record["repeats"] == 3 and len(record["wall_s_all"]) == 3
+    assert record["wall_s"] == sorted(record["wall_s_all"])[1]
     assert set(KEYS) <= set(record)
     assert record["scenario"] == "dumbbell-10m"
     assert record["n_flows"] == 15
@@ -68,3 +71,4 @@ def test_bench_quick_json_in_a_subprocess() -> None:
 
 def test_bench_rejects_unknown_case() -> None:
     assert_one_line_error(invoke("bench", "--only", "nosuch"), "nosuch")
+    assert_one_line_error(invoke("bench", "--repeat", "0"), "repeat (0)")

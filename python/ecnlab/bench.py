@@ -265,35 +265,50 @@ def run_cases(
     cases: Iterable[Case],
     *,
     quick: bool = False,
+    repeat: int = 3,
     on_start: Callable[[Case], None] | None = None,
 ) -> list[dict[str, Any]]:
-    """Run each case in a fresh subprocess and collect the records.
+    """Run each case ``repeat`` times, each in a fresh subprocess, and keep the median run.
+
+    The record kept is the run with the median wall time; ``peak_rss_mb`` is the largest peak
+    of the repeats, and ``repeats`` and ``wall_s_all`` tell what was measured.
 
     Raises:
         BenchError: a case failed (with the tail of its stderr).
     """
+    if repeat < 1:
+        raise ValueError(f"repeat ({repeat}) must be at least 1")
     records = []
     for case in cases:
         if on_start is not None:
             on_start(case)
-        cmd = [sys.executable, "-m", "ecnlab.bench", case.scenario]
-        if case.n is not None:
-            cmd.append(str(case.n))
-        if quick:
-            cmd.append("--quick")
-        proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
-        if proc.returncode != 0:
-            tail = proc.stderr.strip().splitlines()[-5:]
-            raise BenchError(
-                f"benchmark {case.label} failed (exit {proc.returncode}): " + " | ".join(tail)
-            )
-        try:
-            records.append(json.loads(proc.stdout.strip().splitlines()[-1]))
-        except (IndexError, json.JSONDecodeError):
-            raise BenchError(
-                f"benchmark {case.label} printed no JSON record: {proc.stdout[-200:]!r}"
-            ) from None
+        runs = sorted((_run_once(case, quick) for _ in range(repeat)), key=lambda r: r["wall_s"])
+        record = dict(runs[len(runs) // 2])
+        record["peak_rss_mb"] = max(r["peak_rss_mb"] for r in runs)
+        record["repeats"] = repeat
+        record["wall_s_all"] = [r["wall_s"] for r in runs]
+        records.append(record)
     return records
+
+
+def _run_once(case: Case, quick: bool) -> dict[str, Any]:
+    cmd = [sys.executable, "-m", "ecnlab.bench", case.scenario]
+    if case.n is not None:
+        cmd.append(str(case.n))
+    if quick:
+        cmd.append("--quick")
+    proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    if proc.returncode != 0:
+        tail = proc.stderr.strip().splitlines()[-5:]
+        raise BenchError(
+            f"benchmark {case.label} failed (exit {proc.returncode}): " + " | ".join(tail)
+        )
+    try:
+        return json.loads(proc.stdout.strip().splitlines()[-1])
+    except (IndexError, json.JSONDecodeError):
+        raise BenchError(
+            f"benchmark {case.label} printed no JSON record: {proc.stdout[-200:]!r}"
+        ) from None
 
 
 def main(argv: Sequence[str] | None = None) -> int:

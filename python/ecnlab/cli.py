@@ -144,8 +144,11 @@ def bench(
         Optional[list[str]],
         typer.Option("--only", hidden=True, help="Run only this case: NAME or NAME:N."),
     ] = None,
+    repeat: Annotated[
+        int, typer.Option("--repeat", help="Runs per case; the median run is reported.")
+    ] = 3,
 ) -> None:
-    """Measure simulator speed and memory on fixed scenarios (one subprocess each)."""
+    """Measure simulator speed and memory on fixed scenarios (one subprocess per run)."""
     try:
         cases = (
             [c for text in only for c in bench_mod.parse_case(text)] if only else bench_mod.CASES
@@ -159,8 +162,8 @@ def bench(
             err_console.print(f"[dim]running {case.label}{' (quick)' if quick else ''}...[/]")
 
     try:
-        records = bench_mod.run_cases(cases, quick=quick, on_start=on_start)
-    except bench_mod.BenchError as e:
+        records = bench_mod.run_cases(cases, quick=quick, repeat=repeat, on_start=on_start)
+    except (bench_mod.BenchError, ValueError) as e:
         _fail(str(e))
     except KeyboardInterrupt:
         err_console.print("[yellow]interrupted[/]")

@@ -10,7 +10,7 @@ use std::time::Instant;
 
 use crate::aqm::{Aqm, CoDel, DropTail, Outcome, Pi, Pie, Queue, QueueStats, Reason, Red, Rem, Threshold};
 use crate::engine::rng::{purpose, StreamId};
-use crate::engine::time::{from_millis, from_secs, to_secs};
+use crate::engine::time::{from_millis, from_secs, to_secs, tx_time};
 use crate::engine::{EventQueue, Rng, SimTime};
 use crate::metrics::{Column, Results, Table, Value};
 use crate::net::dumbbell::{LinkId, Route, BOTTLENECK_DOWN, BOTTLENECK_HOP, BOTTLENECK_UP, NO_LINE};
@@ -299,7 +299,9 @@ impl Simulation {
             delay_grid: ((t.delay_resolution_us * 1000.0).round() as SimTime).max(1),
             now: 0,
             end,
-            events: EventQueue::new(),
+            // Buckets of about an eighth of a full-size packet's time at the bottleneck: near the
+            // typical gap between events, whatever the number of flows.
+            events: EventQueue::with_bucket_width(tx_time(1500, rate) / 8),
             n_events: 0,
             pool: PacketPool::new(),
             net,

@@ -8,6 +8,6 @@ pub mod queue;
 pub mod rng;
 pub mod time;
 
-pub use queue::EventQueue;
+pub use queue::{EventQueue, Heap4};
 pub use rng::Rng;
 pub use time::SimTime;

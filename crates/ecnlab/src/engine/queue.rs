@@ -1,10 +1,17 @@
-//! The pending-event set: a 4-ary min-heap keyed by (time, insertion sequence).
+//! The pending-event set: a calendar of time buckets over a 4-ary heap, keyed by
+//! (time, insertion sequence).
 //!
-//! A 4-ary heap does half the levels of a binary heap and its four children share a cache
-//! line or two, which makes it faster for the pop-dominated access pattern of a simulator;
-//! `benches/src/bin/event_queue.rs` measures it against `std::collections::BinaryHeap`
-//! (figures in docs/benchmarks.md). The sequence number makes the order total, so events at
-//! the same nanosecond run in the order they were scheduled.
+//! A simulation schedules most events a little ahead of now (the next transmission, the next
+//! arrival of a flow's delay line, a delayed ACK) and a few far ahead (retransmission timers).
+//! The near ones go into a ring of buckets of `width` nanoseconds covering `BUCKETS * width`
+//! ahead, found through a bitmap: push is O(1), pop scans the first non-empty bucket, which
+//! holds a handful of events. Events beyond the ring wait in a 4-ary min-heap and move into
+//! the ring as time reaches them. Unlike a heap, the cost per event does not grow with the
+//! number of pending events (one per flow's delay line and timer), so it does not grow with
+//! the number of flows. `benches/src/bin/event_queue.rs` measures it against
+//! `std::collections::BinaryHeap` and the 4-ary heap alone (figures in docs/benchmarks.md).
+//! The sequence number makes the order total, so events at the same nanosecond run in the
+//! order they were scheduled.
 
 use super::time::SimTime;
 
@@ -15,21 +22,22 @@ struct Entry<T> {
     payload: T,
 }
 
+/// A 4-ary min-heap: the calendar's overflow, and usable on its own.
 #[derive(Clone, Debug)]
-pub struct EventQueue<T> {
+pub struct Heap4<T> {
     heap: Vec<Entry<T>>,
     seq: u64,
 }
 
-impl<T: Copy> Default for EventQueue<T> {
+impl<T: Copy> Default for Heap4<T> {
     fn default() -> Self {
         Self::new()
     }
 }
 
-impl<T: Copy> EventQueue<T> {
+impl<T: Copy> Heap4<T> {
     pub fn new() -> Self {
-        EventQueue { heap: Vec::with_capacity(1024), seq: 0 }
+        Heap4 { heap: Vec::with_capacity(1024), seq: 0 }
     }
 
     pub fn len(&self) -> usize {
@@ -48,11 +56,23 @@ impl<T: Copy> EventQueue<T> {
     pub fn push(&mut self, time: SimTime, payload: T) {
         let key = (time as u128) << 64 | self.seq as u128;
         self.seq += 1;
-        self.heap.push(Entry { key, payload });
+        self.push_entry(Entry { key, payload });
+    }
+
+    fn push_entry(&mut self, e: Entry<T>) {
+        self.heap.push(e);
         self.sift_up(self.heap.len() - 1);
     }
 
+    fn peek_key(&self) -> Option<u128> {
+        self.heap.first().map(|e| e.key)
+    }
+
     pub fn pop(&mut self) -> Option<(SimTime, T)> {
+        self.pop_entry().map(|e| ((e.key >> 64) as SimTime, e.payload))
+    }
+
+    fn pop_entry(&mut self) -> Option<Entry<T>> {
         let n = self.heap.len();
         if n == 0 {
             return None;
@@ -61,7 +81,7 @@ impl<T: Copy> EventQueue<T> {
         if n > 1 {
             self.sift_down(0);
         }
-        Some(((top.key >> 64) as SimTime, top.payload))
+        Some(top)
     }
 
     #[inline]
@@ -107,6 +127,179 @@ impl<T: Copy> EventQueue<T> {
     }
 }
 
+
+/// Buckets in the ring (a power of two).
+const BUCKETS: usize = 1 << 14;
+const WORDS: usize = BUCKETS / 64;
+
+/// The simulation's event queue (module documentation).
+#[derive(Clone, Debug)]
+pub struct EventQueue<T> {
+    /// log2 of the bucket width in nanoseconds.
+    shift: u32,
+    buckets: Vec<Vec<Entry<T>>>,
+    /// Bit `i % 64` of word `i / 64` is set when ring slot `i` holds entries.
+    occupied: Vec<u64>,
+    /// Absolute bucket number (time >> shift) of the last event popped: the ring covers
+    /// buckets `cur .. cur + BUCKETS`, slot = bucket % BUCKETS.
+    cur: u64,
+    in_ring: usize,
+    overflow: Heap4<T>,
+    seq: u64,
+    /// Location (slot, index) of the earliest entry, found by `peek_time`.
+    found: Option<(usize, usize)>,
+}
+
+impl<T: Copy> Default for EventQueue<T> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<T: Copy> EventQueue<T> {
+    /// A queue with 16.4 us buckets (suits links of about 100 Mb/s).
+    pub fn new() -> Self {
+        Self::with_bucket_width(1 << 14)
+    }
+
+    /// A queue whose buckets span about `width_ns` (rounded down to a power of two, at least
+    /// 1 ns). Speed, not order, depends on it: a width near the typical gap between events
+    /// keeps buckets short.
+    pub fn with_bucket_width(width_ns: u64) -> Self {
+        EventQueue {
+            shift: 63 - width_ns.max(1).leading_zeros(),
+            buckets: (0..BUCKETS).map(|_| Vec::new()).collect(),
+            occupied: vec![0; WORDS],
+            cur: 0,
+            in_ring: 0,
+            overflow: Heap4::new(),
+            seq: 0,
+            found: None,
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.in_ring + self.overflow.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Schedules `payload` at `time`, which must not be before the last event popped.
+    #[inline]
+    pub fn push(&mut self, time: SimTime, payload: T) {
+        let key = (time as u128) << 64 | self.seq as u128;
+        self.seq += 1;
+        let bucket = time >> self.shift;
+        debug_assert!(bucket >= self.cur, "event scheduled before the current time");
+        self.found = None;
+        if bucket < self.cur + BUCKETS as u64 {
+            self.insert(bucket, Entry { key, payload });
+        } else {
+            self.overflow.push_entry(Entry { key, payload });
+        }
+    }
+
+    #[inline]
+    fn insert(&mut self, bucket: u64, e: Entry<T>) {
+        let slot = bucket as usize & (BUCKETS - 1);
+        self.buckets[slot].push(e);
+        self.occupied[slot / 64] |= 1 << (slot % 64);
+        self.in_ring += 1;
+    }
+
+    /// Moves overflow entries that the ring now covers into it.
+    fn migrate(&mut self) {
+        let end = self.cur + BUCKETS as u64;
+        while let Some(key) = self.overflow.peek_key() {
+            let bucket = ((key >> 64) as u64) >> self.shift;
+            if bucket >= end {
+                break;
+            }
+            let e = self.overflow.pop_entry().expect("peeked");
+            self.insert(bucket.max(self.cur), e);
+        }
+    }
+
+    /// The first occupied ring slot at or after `cur`, as an absolute bucket number.
+    #[inline]
+    fn first_occupied(&self) -> Option<u64> {
+        if self.in_ring == 0 {
+            return None;
+        }
+        let start = self.cur as usize & (BUCKETS - 1);
+        let (mut w, bit) = (start / 64, start % 64);
+        // The first word, from `start` on; then whole words, wrapping around the ring.
+        let mut bits = self.occupied[w] & (!0u64 << bit);
+        for step in 0..=WORDS {
+            if bits != 0 {
+                let slot = w * 64 + bits.trailing_zeros() as usize;
+                let ahead = (slot + BUCKETS - start) & (BUCKETS - 1);
+                return Some(self.cur + ahead as u64);
+            }
+            w = (w + 1) % WORDS;
+            bits = self.occupied[w];
+            if step == WORDS - 1 {
+                // Back at the first word: only its bits before `start` are left.
+                bits &= !(!0u64 << bit);
+            }
+        }
+        unreachable!("in_ring > 0 but no slot is occupied")
+    }
+
+    /// Time of the earliest pending event.
+    pub fn peek_time(&mut self) -> Option<SimTime> {
+        if self.found.is_none() {
+            let ring = self.first_occupied();
+            let over = self.overflow.peek_key().map(|k| ((k >> 64) as u64) >> self.shift);
+            let bucket = match (ring, over) {
+                (Some(r), Some(o)) if o <= r => {
+                    // Far events have come within reach: bring them in first.
+                    self.cur = o.max(self.cur);
+                    self.migrate();
+                    self.first_occupied().expect("migrated")
+                }
+                (Some(r), _) => r,
+                (None, Some(o)) => {
+                    self.cur = o;
+                    self.migrate();
+                    o
+                }
+                (None, None) => return None,
+            };
+            let slot = bucket as usize & (BUCKETS - 1);
+            let b = &self.buckets[slot];
+            let mut best = 0;
+            for i in 1..b.len() {
+                if b[i].key < b[best].key {
+                    best = i;
+                }
+            }
+            self.found = Some((slot, best));
+        }
+        let (slot, i) = self.found.expect("found");
+        Some((self.buckets[slot][i].key >> 64) as SimTime)
+    }
+
+    pub fn pop(&mut self) -> Option<(SimTime, T)> {
+        self.peek_time()?;
+        let (slot, i) = self.found.take().expect("found");
+        let e = self.buckets[slot].swap_remove(i);
+        if self.buckets[slot].is_empty() {
+            self.occupied[slot / 64] &= !(1 << (slot % 64));
+        }
+        self.in_ring -= 1;
+        let time = (e.key >> 64) as SimTime;
+        let bucket = time >> self.shift;
+        if bucket > self.cur {
+            self.cur = bucket;
+            self.migrate();
+        }
+        Some((time, e.payload))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -126,14 +319,25 @@ mod tests {
 
     #[test]
     fn matches_a_sorted_reference_under_random_load() {
-        let mut rng = Rng::from_seed(3);
-        let mut q = EventQueue::new();
+        // Narrow buckets and wide spreads exercise the ring's wrap-around and the overflow.
+        for width in [1, 64, 1 << 14] {
+            check_against_reference(EventQueue::with_bucket_width(width), width);
+        }
+    }
+
+    fn check_against_reference(mut q: EventQueue<u64>, width: u64) {
+        let mut rng = Rng::from_seed(3 + width);
         let mut reference: Vec<(u64, u64)> = Vec::new();
         let mut id = 0u64;
         let mut now = 0u64;
         for _ in 0..20_000 {
             if rng.uniform() < 0.55 {
-                let t = now + rng.below(1000);
+                let t = now + match rng.below(4) {
+                    0 => 0,
+                    1 => rng.below(1000),
+                    2 => rng.below(BUCKETS as u64 * width),
+                    _ => rng.below(8 * BUCKETS as u64 * width),
+                };
                 q.push(t, id);
                 reference.push((t, id));
                 id += 1;
@@ -143,6 +347,13 @@ mod tests {
                 assert_eq!((t, p), expected);
                 now = t;
             }
+            assert_eq!(q.len(), reference.len());
         }
+        // Drain what is left in order.
+        reference.sort();
+        for expected in reference {
+            assert_eq!(q.pop(), Some(expected));
+        }
+        assert!(q.is_empty() && q.pop().is_none());
     }
 }
