@@ -185,7 +185,8 @@ impl QueueConfig {
 
 /// Active queue management algorithms (docs/models/), selected by `kind`. Each variant but
 /// DropTail wraps its algorithm's parameter struct (defined beside the algorithm in `aqm/`).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+/// Decoded by [`tagged`], so an error inside a variant names its field.
+#[derive(Clone, Debug, PartialEq, Serialize, JsonSchema)]
 #[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
 pub enum AqmConfig {
     /// No AQM: the queue only enforces its hard limits.
@@ -209,6 +210,82 @@ pub enum AqmConfig {
 impl Default for AqmConfig {
     fn default() -> Self {
         AqmConfig::Droptail {}
+    }
+}
+
+impl<'de> Deserialize<'de> for AqmConfig {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        const KINDS: &[&str] = &["droptail", "red", "ared", "rem", "pi", "pie", "codel", "threshold"];
+        let (kind, body) = tagged::split(d, "kind", KINDS)?;
+        Ok(match kind.as_str() {
+            "droptail" => {
+                tagged::body::<tagged::NoFields, D::Error>(body)?;
+                AqmConfig::Droptail {}
+            }
+            "red" => AqmConfig::Red(tagged::body(body)?),
+            "ared" => AqmConfig::Ared(tagged::body(body)?),
+            "rem" => AqmConfig::Rem(tagged::body(body)?),
+            "pi" => AqmConfig::Pi(tagged::body(body)?),
+            "pie" => AqmConfig::Pie(tagged::body(body)?),
+            "codel" => AqmConfig::Codel(tagged::body(body)?),
+            "threshold" => AqmConfig::Threshold(tagged::body(body)?),
+            _ => unreachable!("split checks the kind"),
+        })
+    }
+}
+
+/// Decoding of internally tagged configuration enums whose variants wrap a parameter struct.
+///
+/// serde's own decoding of such enums buffers the body, so an error inside it (a wrong type,
+/// an unknown field) loses its path. Here the body is decoded on its own with its path
+/// tracked, and the error carries that inner path to [`Scenario::from_json`], which joins it to
+/// the outer one: `topology.bottleneck.queue.aqm.w_q: invalid type: ...`.
+pub(crate) mod tagged {
+    use serde::de::{DeserializeOwned, Error};
+    use serde::{Deserialize, Deserializer};
+    use serde_json::{Map, Value};
+
+    /// Separates an inner path from the message in an error's text.
+    pub const INNER_PATH: char = '\u{1}';
+
+    /// A variant without parameters.
+    #[derive(Deserialize)]
+    #[serde(deny_unknown_fields)]
+    pub struct NoFields {}
+
+    /// Reads a table, takes its `tag` out and checks it names a variant.
+    pub fn split<'de, D: Deserializer<'de>>(
+        d: D,
+        tag: &'static str,
+        variants: &'static [&'static str],
+    ) -> Result<(String, Value), D::Error> {
+        let mut map = Map::<String, Value>::deserialize(d)?;
+        let kind = match map.remove(tag) {
+            Some(Value::String(s)) => s,
+            Some(other) => return Err(D::Error::custom(format!("{tag} must be a string, not {other}"))),
+            None => return Err(D::Error::missing_field(tag)),
+        };
+        if !variants.contains(&kind.as_str()) {
+            let known = variants.iter().map(|v| format!("`{v}`")).collect::<Vec<_>>().join(", ");
+            return Err(D::Error::custom(format!(
+                "{INNER_PATH}{tag}{INNER_PATH}unknown variant `{kind}`, expected one of {known}"
+            )));
+        }
+        Ok((kind, Value::Object(map)))
+    }
+
+    /// Decodes a variant's body; an error names the field inside the body.
+    pub fn body<T: DeserializeOwned, E: Error>(body: Value) -> Result<T, E> {
+        serde_path_to_error::deserialize(body).map_err(|e| {
+            let path = e.path().to_string();
+            let message = e.into_inner().to_string();
+            match message.strip_prefix(INNER_PATH) {
+                // A nested tagged enum already split its message: prefix our part.
+                Some(rest) => E::custom(format!("{INNER_PATH}{path}.{rest}")),
+                None if path == "." => E::custom(message),
+                None => E::custom(format!("{INNER_PATH}{path}{INNER_PATH}{message}")),
+            }
+        })
     }
 }
 
@@ -789,11 +866,19 @@ impl Scenario {
     pub fn from_json(text: &str) -> Result<Scenario, ConfigError> {
         let de = &mut serde_json::Deserializer::from_str(text);
         let s: Scenario = serde_path_to_error::deserialize(de).map_err(|e| {
-            let path = e.path().to_string();
+            let mut path = e.path().to_string();
+            let mut rule = e.into_inner().to_string();
+            // An error inside a tagged enum's body carries its inner path (see `tagged`).
+            if let Some(rest) = rule.strip_prefix(tagged::INNER_PATH) {
+                if let Some((inner, message)) = rest.split_once(tagged::INNER_PATH) {
+                    path = format!("{path}.{inner}");
+                    rule = message.to_string();
+                }
+            }
             ConfigError {
                 path: if path == "." { "scenario".into() } else { path },
                 value: String::new(),
-                rule: strip_position(&e.into_inner().to_string()),
+                rule: strip_position(&rule),
             }
         })?;
         s.validate()?;
@@ -965,4 +1050,21 @@ mod tests {
             assert!(schema.contains(key), "{key}");
         }
     }
+
+    #[test]
+    fn errors_inside_an_aqm_table_name_the_field() {
+        let with_aqm = |aqm: &str| {
+            let text = format!(
+                r#"{{"topology": {{"bottleneck": {{"rate_bps": 1e7, "delay_ms": 1, "queue": {{"aqm": {aqm}}}}}}}}}, "workloads": []}}"#
+            );
+            Scenario::from_json(&text).unwrap_err().to_string()
+        };
+        let at = "topology.bottleneck.queue.aqm";
+        assert_eq!(with_aqm(r#"{"kind": "red", "w_q": "x"}"#), format!("{at}.w_q: invalid type: string \"x\", expected f64"));
+        assert!(with_aqm(r#"{"kind": "red", "wq": 1}"#).starts_with(&format!("{at}.wq: unknown field `wq`")));
+        assert!(with_aqm(r#"{"kind": "nosuch"}"#).starts_with(&format!("{at}.kind: unknown variant `nosuch`, expected one of `droptail`")));
+        assert_eq!(with_aqm(r#"{"w_q": 1}"#), format!("{at}: missing field `kind`"));
+        assert!(with_aqm(r#"{"kind": "droptail", "x": 1}"#).starts_with(&format!("{at}.x: unknown field `x`")));
+    }
+
 }
