@@ -138,3 +138,39 @@ fn a_mixed_population_reports_each_class() {
     let mean = |want: bool| mean_response_time(&r, |i| ecn[i] == want);
     assert!(mean(false) > mean(true) + 0.3, "non-ECN {} s vs ECN {} s", mean(false), mean(true));
 }
+
+/// One long-lived flow over `rate_bps` with propagation RTT `rtt_ms` through `aqm`.
+fn one_flow(rate_bps: f64, rtt_ms: f64, limit_pkts: u32, aqm: Value, tcp: Value, duration_s: f64) -> Value {
+    let mut v = json!({
+        "duration_s": duration_s,
+        "warmup_s": duration_s / 4.0,
+        "topology": {"access_rate_bps": 1e9, "access_delay_ms": 0.0,
+                     "bottleneck": {"rate_bps": rate_bps, "delay_ms": rtt_ms / 2.0,
+                                    "queue": {"limit_pkts": limit_pkts, "aqm": aqm}}},
+        "tcp": {"profile": "linux", "mss_bytes": 1448},
+        "workloads": [{"kind": "bulk", "flows": 1}],
+    });
+    merge(&mut v["tcp"], &tcp);
+    v
+}
+
+#[test]
+fn a_cubic_flow_fills_the_link_with_a_bdp_of_buffer() {
+    // 20 Mb/s, 40 ms: a BDP of 67 packets of 1488 bytes.
+    let r = run(one_flow(20e6, 40.0, 67, json!({"kind": "droptail"}), json!({"congestion_control": "cubic"}), 60.0), 1);
+    assert!(r.get("utilization_down") > 0.97, "utilization {}", r.get("utilization_down"));
+    assert!(r.table("flows").u64s("loss_reductions")[0] > 0, "CUBIC probed and backed off");
+}
+
+#[test]
+fn abe_recovers_throughput_that_ecn_alone_loses_over_codel() {
+    // Seed 002: one NewReno flow at 10 Mb/s, 100 ms RTT, through CoDel with ECN. Halving on
+    // each mark leaves the link idle after every reduction; backing off by 0.8 keeps it busy.
+    let codel = json!({"kind": "codel", "ecn": true});
+    let classic = run(one_flow(10e6, 100.0, 1000, codel.clone(), json!({"ecn": true}), 120.0), 1);
+    let abe = run(one_flow(10e6, 100.0, 1000, codel, json!({"ecn": true, "abe": true}), 120.0), 1);
+    let (u0, u1) = (classic.get("utilization_down"), abe.get("utilization_down"));
+    assert!(classic.get("loss_rate_down") == 0.0 && abe.get("loss_rate_down") == 0.0, "marks, no drops");
+    assert!(u0 < 0.9, "ECN with beta 0.5 under-uses the link: {u0}");
+    assert!(u1 > u0 + 0.05, "ABE {u1} vs ECN {u0}");
+}
