@@ -8,7 +8,7 @@
 use std::collections::HashMap;
 use std::time::Instant;
 
-use crate::aqm::{Aqm, CoDel, DropTail, Outcome, Pi, Pie, Queue, QueueStats, Reason, Red, Rem, Threshold};
+use crate::aqm::{Afd, Aqm, Choke, CoDel, Dcn, DropTail, Outcome, Pi, Pie, Queue, QueueStats, Reason, Red, Rem, Rio, Threshold};
 use crate::engine::rng::{purpose, StreamId};
 use crate::engine::time::{from_millis, from_secs, to_secs, tx_time};
 use crate::engine::{EventQueue, Rng, SimTime};
@@ -237,6 +237,14 @@ fn build_queue(cfg: &QueueConfig, rate_bps: u64, rng: Rng) -> Queue {
         AqmConfig::Pie(p) => Aqm::Pie(Box::new(Pie::new(p.clone(), rng))),
         AqmConfig::Codel(p) => Aqm::CoDel(Box::new(CoDel::new(p.clone()))),
         AqmConfig::Threshold(p) => Aqm::Threshold(Threshold::new(p.clone())),
+        AqmConfig::Dcn(p) => Aqm::Dcn(Box::new(Dcn::new(p.clone(), rng))),
+        AqmConfig::Afd(p) => {
+            // AFD's default target is a quarter of the packet limit (1500-B packets if only bytes).
+            let limit = pkts.unwrap_or_else(|| (bytes.unwrap_or(150_000) / 1500) as u32);
+            Aqm::Afd(Box::new(Afd::new(p.clone(), limit, rng)))
+        }
+        AqmConfig::RioPs(p) => Aqm::Rio(Box::new(Rio::new(p.clone(), rate_bps, rng))),
+        AqmConfig::Choke(p) => Aqm::Choke(Box::new(Choke::new(p.clone(), rate_bps, rng))),
     };
     Queue::new(pkts, bytes, aqm)
 }

@@ -7,13 +7,17 @@
 //! by packet kind and reason, so every AQM gets the same statistics. The AQMs know nothing of
 //! links or TCP: they see the packet, the queue's occupancy and the time.
 
+pub mod afd;
 pub mod ared;
+pub mod choke;
 pub mod codel;
+pub mod dcn;
 pub mod droptail;
 pub mod pi;
 pub mod pie;
 pub mod red;
 pub mod rem;
+pub mod rio;
 pub mod threshold;
 
 use std::collections::VecDeque;
@@ -21,13 +25,17 @@ use std::collections::VecDeque;
 use crate::engine::SimTime;
 use crate::packet::{Ecn, Packet, PacketId, PacketKind, PacketPool};
 
+pub use afd::{Afd, AfdParams};
 pub use ared::AredParams;
+pub use choke::{Choke, ChokeParams};
+pub use dcn::{Dcn, DcnParams};
 pub use codel::{CoDel, CodelParams};
 pub use droptail::DropTail;
 pub use pi::{Pi, PiParams};
 pub use pie::{Pie, PieParams};
 pub use red::{Red, RedParams};
 pub use rem::{Rem, RemParams};
+pub use rio::{Rio, RioParams};
 pub use threshold::{Threshold, ThresholdParams};
 
 /// Why a packet was marked or dropped.
@@ -187,6 +195,21 @@ impl Periodic {
     }
 }
 
+/// A flow's identity for the per-flow AQMs: connection slot and generation (a new connection in
+/// a reused slot is a new flow). Direction is implicit: each queue carries one direction.
+#[inline]
+pub fn flow_key(pkt: &Packet) -> u64 {
+    ((pkt.flow as u64) << 32) | pkt.flow_gen as u64
+}
+
+/// A table slot in `0..n` for `key`: a multiplicative (Fibonacci) hash, then Lemire's
+/// multiply-shift range reduction; cheap, and it spreads consecutive slot numbers.
+#[inline]
+pub fn flow_slot(key: u64, n: usize) -> usize {
+    let h = (key ^ (key >> 29)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    ((h as u128 * n as u128) >> 64) as usize
+}
+
 /// Validation helpers shared by the parameter structs: `path` is the table's path in the
 /// scenario (e.g. `topology.bottleneck.queue.aqm`), `field` the parameter's name.
 pub(crate) mod valid {
@@ -224,6 +247,10 @@ pub enum Aqm {
     Pie(Box<Pie>),
     CoDel(Box<CoDel>),
     Threshold(Threshold),
+    Dcn(Box<Dcn>),
+    Afd(Box<Afd>),
+    Rio(Box<Rio>),
+    Choke(Box<Choke>),
 }
 
 macro_rules! dispatch {
@@ -236,6 +263,10 @@ macro_rules! dispatch {
             Aqm::Pie($a) => $e,
             Aqm::CoDel($a) => $e,
             Aqm::Threshold($a) => $e,
+            Aqm::Dcn($a) => $e,
+            Aqm::Afd($a) => $e,
+            Aqm::Rio($a) => $e,
+            Aqm::Choke($a) => $e,
         }
     };
 }

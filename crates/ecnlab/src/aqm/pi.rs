@@ -92,6 +92,14 @@ pub fn coefficients(k_pi: f64, z: f64, sample_hz: f64) -> (f64, f64) {
     (k_pi * (1.0 / z + t / 2.0), k_pi * (1.0 / z - t / 2.0))
 }
 
+/// One step of the discrete PI law (spec 5.1): x + a (q - q_ref) - b (q_old - q_ref), unclamped.
+/// PI uses it for its probability (a > b); DCN (seed 004 section 3.2) and AFD (spec 9.3) use it
+/// for their fair share, with the error's sign reversed (see `dcn.rs`, `afd.rs`).
+#[inline]
+pub fn pi_law(x: f64, a: f64, b: f64, q: f64, q_old: f64, q_ref: f64) -> f64 {
+    x + a * (q - q_ref) - b * (q_old - q_ref)
+}
+
 #[derive(Debug)]
 pub struct Pi {
     pub params: PiParams,
@@ -129,7 +137,7 @@ impl Pi {
     fn catch_up(&mut self, now: SimTime) {
         while self.timer.due(now).is_some() {
             let (q, r) = (self.queue(), self.params.q_ref_pkts);
-            self.p = (self.p + self.params.a * (q - r) - self.params.b * (self.q_old - r)).clamp(0.0, 1.0);
+            self.p = pi_law(self.p, self.params.a, self.params.b, q, self.q_old, r).clamp(0.0, 1.0);
             self.q_old = q;
         }
     }

@@ -169,7 +169,7 @@ impl Red {
     }
 
     /// Spec 2.3: the EWMA, with the ns-2/ns-3 idle decay `(1 - w_q)^(m + 1)`.
-    fn update_avg(&mut self, q: f64, now: SimTime) {
+    pub(super) fn update_avg(&mut self, q: f64, now: SimTime) {
         let w = self.params.w_q;
         if self.idle {
             self.avg = self.avg_at(now) * (1.0 - w) + w * q;
@@ -224,15 +224,10 @@ impl Red {
             AboveMax::Ecnm => Verdict::Pass,
         }
     }
-}
 
-impl AqmAlgorithm for Red {
-    fn on_enqueue(&mut self, q: &QueueView, pkt: &Packet, now: SimTime) -> Verdict {
-        if self.adapt.is_some() {
-            self.adapt_until(now);
-        }
-        let qlen = if self.params.byte_mode { q.len_bytes as f64 } else { q.len_pkts as f64 };
-        self.update_avg(qlen, now);
+    /// RED's decision (spec 2.4-2.7) for `pkt` on the current average (RIO and CHOKe update
+    /// their averages themselves, then call this).
+    pub(super) fn decide(&mut self, pkt: &Packet) -> Verdict {
         let avg = self.avg;
         let p = &self.params;
         if avg < self.min_th {
@@ -271,6 +266,17 @@ impl AqmAlgorithm for Red {
             return Verdict::Signal(Reason::Early);
         }
         Verdict::Pass
+    }
+}
+
+impl AqmAlgorithm for Red {
+    fn on_enqueue(&mut self, q: &QueueView, pkt: &Packet, now: SimTime) -> Verdict {
+        if self.adapt.is_some() {
+            self.adapt_until(now);
+        }
+        let qlen = if self.params.byte_mode { q.len_bytes as f64 } else { q.len_pkts as f64 };
+        self.update_avg(qlen, now);
+        self.decide(pkt)
     }
 
     fn on_idle(&mut self, now: SimTime) {

@@ -10,7 +10,7 @@ use std::fmt;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::aqm::{AredParams, CodelParams, PiParams, PieParams, RedParams, RemParams, ThresholdParams};
+use crate::aqm::{AfdParams, AredParams, ChokeParams, CodelParams, DcnParams, PiParams, PieParams, RedParams, RemParams, RioParams, ThresholdParams};
 use crate::engine::time::{from_millis, from_secs, NS_PER_MS};
 use crate::tcp::cubic::{CubicParams, CubicRtt};
 use crate::tcp::params::{rfc3390_iw_segments, CcKind, EcnPlus, TcpParams};
@@ -205,6 +205,14 @@ pub enum AqmConfig {
     Codel(CodelParams),
     /// Mark ECN-capable packets while the instantaneous queue exceeds K.
     Threshold(ThresholdParams),
+    /// DCN: signal only long-lived high-bandwidth flows (seed 004 section 3).
+    Dcn(DcnParams),
+    /// AFD: approximate fair dropping (Pan, Breslau, Prabhakar, Shenker 2003).
+    Afd(AfdParams),
+    /// RIO with RIO-PS's short-flow classification (Clark and Fang 1998; Guo and Matta 2001).
+    RioPs(RioParams),
+    /// CHOKe (Pan, Prabhakar, Psounis 2000).
+    Choke(ChokeParams),
 }
 
 impl Default for AqmConfig {
@@ -300,6 +308,10 @@ impl AqmConfig {
             AqmConfig::Pie(p) => p.validate(path),
             AqmConfig::Codel(p) => p.validate(path),
             AqmConfig::Threshold(p) => p.validate(path),
+            AqmConfig::Dcn(p) => p.validate(path),
+            AqmConfig::Afd(p) => p.validate(path),
+            AqmConfig::RioPs(p) => p.validate(path),
+            AqmConfig::Choke(p) => p.validate(path),
         }
     }
 }

@@ -1,0 +1,110 @@
+//! Closed-loop tests of the differential and fair AQMs (issue 5): DCN, AFD, RIO-PS, CHOKe.
+//! Each asserts the number the mechanism is designed to achieve, against a baseline run in the
+//! same scenario.
+
+mod common;
+
+use common::run;
+use ecnlab::metrics::{Column, Results};
+use serde_json::{json, Value};
+
+/// `flows` long-lived NewReno downloads over a 10 Mb/s bottleneck (1500-B packets, C = 833
+/// pkt/s) with round-trip times drawn from `rtt`, the down queue running `aqm`.
+fn bulk(flows: u32, rtt: Value, limit_pkts: u32, aqm: Value, duration_s: f64) -> Value {
+    json!({
+        "duration_s": duration_s,
+        "warmup_s": duration_s / 4.0,
+        "topology": {"clients": flows, "servers": flows, "access_rate_bps": 1e9, "access_delay_ms": 0.0,
+                     "bottleneck": {"rate_bps": 10e6, "delay_ms": 1.0,
+                                    "queue": {"limit_pkts": limit_pkts, "aqm": aqm}}},
+        "tcp": {"mss_bytes": 1460, "profile": "linux"},
+        "workloads": [{"kind": "bulk", "flows": flows, "start_jitter_s": 1.0, "rtt_ms": rtt}],
+        "metrics": {"queue_sample_ms": 10.0}
+    })
+}
+
+fn strs(r: &Results, table: &str, col: &str) -> Vec<String> {
+    match r.table(table).column(col) {
+        Some(Column::Str(s)) => s.clone(),
+        _ => panic!("{table}.{col} is not a string column"),
+    }
+}
+
+fn aqm_series(r: &Results, var: &str) -> Vec<(f64, f64)> {
+    let t = r.table("aqm_samples");
+    let (links, vars) = (strs(r, "aqm_samples", "link"), strs(r, "aqm_samples", "variable"));
+    let (ts, vs) = (t.f64s("t_s"), t.f64s("value"));
+    (0..t.rows()).filter(|&i| links[i] == "bottleneck_down" && vars[i] == var).map(|i| (ts[i], vs[i])).collect()
+}
+
+/// Jain's index of the flows' goodputs.
+fn jain(r: &Results) -> f64 {
+    let g: Vec<f64> = r.table("flows").u64s("goodput_bytes").iter().map(|&b| b as f64).collect();
+    let (s, s2) = (g.iter().sum::<f64>(), g.iter().map(|x| x * x).sum::<f64>());
+    s * s / (g.len() as f64 * s2)
+}
+
+/// Packets of `kind` at the down bottleneck with `outcome`.
+fn counted(r: &Results, kind: &str, outcome: &str) -> f64 {
+    let t = r.table("queue_counts");
+    let (l, k, o) = (strs(r, "queue_counts", "link"), strs(r, "queue_counts", "kind"), strs(r, "queue_counts", "outcome"));
+    let n = t.u64s("packets");
+    (0..t.rows()).filter(|&i| l[i] == "bottleneck_down" && k[i] == kind && o[i] == outcome).map(|i| n[i] as f64).sum()
+}
+
+fn drop_rate(r: &Results, kind: &str) -> f64 {
+    let d = counted(r, kind, "dropped");
+    d / (d + counted(r, kind, "enqueued") + counted(r, kind, "marked"))
+}
+
+#[test]
+fn dcn_holds_the_queue_near_q_ref_under_50_flows_with_bounded_tables() {
+    let aqm = json!({"kind": "dcn"});
+    let r = run(bulk(50, json!({"dist": "constant", "value": 100.0}), 1000, aqm, 60.0), 1);
+    let q = r.get("mean_queue_pkts_down");
+    let hb = aqm_series(&r, "hb_entries");
+    let sb = aqm_series(&r, "sb_entries");
+    let hb_max = hb.iter().map(|x| x.1).fold(0.0, f64::max);
+    let sb_max = sb.iter().map(|x| x.1).fold(0.0, f64::max);
+    let p_ref: Vec<f64> = aqm_series(&r, "p_ref").iter().filter(|x| x.0 > 15.0).map(|x| x.1).collect();
+    let p_mean = p_ref.iter().sum::<f64>() / p_ref.len() as f64;
+    let dt = r.get("mean_queue_pkts_down");
+    eprintln!("DCN: mean queue {q:.1} pkts (q_ref 24), mean p_ref {p_mean:.1}, HB max {hb_max}, SB max {sb_max}, utilization {:.3}, jain {:.3}, {dt}", r.get("utilization_down"), jain(&r));
+    assert!(hb_max <= 4096.0 && sb_max <= 1024.0);
+    assert!(hb_max >= 25.0, "the long-lived flows are classified high-bandwidth: {hb_max}");
+    // Against DropTail in the same scenario (1000-packet buffer): DCN's queue is near q_ref.
+    assert!((q / 24.0 - 1.0).abs() < 0.5, "DCN mean queue {q} vs q_ref 24");
+}
+
+#[test]
+fn dcn_and_afd_split_the_link_more_fairly_than_droptail_across_rtts() {
+    // 8 flows, RTT 10 or 200 ms: DropTail favours the short RTTs (throughput ~ 1/RTT).
+    let rtt = json!({"dist": "discrete", "values": [10.0, 200.0], "weights": [1.0, 1.0]});
+    let dt = run(bulk(8, rtt.clone(), 100, json!({"kind": "droptail"}), 60.0), 3);
+    let red = run(bulk(8, rtt.clone(), 100, json!({"kind": "red", "min_th_pkts": 20, "max_th_pkts": 60}), 60.0), 3);
+    let dcn = run(bulk(8, rtt.clone(), 100, json!({"kind": "dcn"}), 60.0), 3);
+    let afd = run(bulk(8, rtt, 100, json!({"kind": "afd", "q_target_pkts": 24}), 60.0), 3);
+    let (j_dt, j_red, j_dcn, j_afd) = (jain(&dt), jain(&red), jain(&dcn), jain(&afd));
+    eprintln!("Jain: droptail {j_dt:.3}, red {j_red:.3}, dcn {j_dcn:.3}, afd {j_afd:.3}; util {:.3} {:.3} {:.3} {:.3}",
+        dt.get("utilization_down"), red.get("utilization_down"), dcn.get("utilization_down"), afd.get("utilization_down"));
+    assert!(j_afd > j_dt + 0.05 && j_afd > j_red + 0.05, "AFD {j_afd} vs DropTail {j_dt} / RED {j_red}");
+    assert!(j_dcn > j_dt + 0.05 && j_dcn > j_red + 0.05, "DCN {j_dcn} vs DropTail {j_dt} / RED {j_red}");
+}
+
+#[test]
+fn choke_penalises_an_unresponsive_source_relative_to_red() {
+    // 10 TCP flows plus a constant 600 pkt/s (7.2 Mb/s of 10) unresponsive source.
+    let mk = |aqm: Value| {
+        let mut v = bulk(10, json!({"dist": "constant", "value": 60.0}), 300, aqm, 40.0);
+        v["workloads"].as_array_mut().unwrap().push(json!({"kind": "packet_source", "process": "cbr", "rate_pps": 600.0, "size_bytes": {"dist": "constant", "value": 1500.0}}));
+        run(v, 4)
+    };
+    let red = mk(json!({"kind": "red", "min_th_pkts": 20, "max_th_pkts": 60}));
+    let choke = mk(json!({"kind": "choke", "min_th_pkts": 20, "max_th_pkts": 60}));
+    let (u_red, u_choke) = (drop_rate(&red, "other"), drop_rate(&choke, "other"));
+    let (t_red, t_choke) = (drop_rate(&red, "data"), drop_rate(&choke, "data"));
+    eprintln!("unresponsive drop rate: RED {u_red:.3}, CHOKe {u_choke:.3}; TCP drop rate: RED {t_red:.4}, CHOKe {t_choke:.4}");
+    // Its delivered share falls from ~(1 - u_red) to (1 - u_choke) of 600 pkt/s.
+    assert!(u_choke > u_red + 0.2, "CHOKe {u_choke} vs RED {u_red}");
+    assert!(u_choke > 5.0 * t_choke, "CHOKe drops the unresponsive flow far more often: {u_choke} vs TCP {t_choke}");
+}
