@@ -223,7 +223,8 @@ impl Default for AqmConfig {
 
 impl<'de> Deserialize<'de> for AqmConfig {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        const KINDS: &[&str] = &["droptail", "red", "ared", "rem", "pi", "pie", "codel", "threshold"];
+        const KINDS: &[&str] =
+            &["droptail", "red", "ared", "rem", "pi", "pie", "codel", "threshold", "dcn", "afd", "rio_ps", "choke"];
         let (kind, body) = tagged::split(d, "kind", KINDS)?;
         Ok(match kind.as_str() {
             "droptail" => {
@@ -237,6 +238,10 @@ impl<'de> Deserialize<'de> for AqmConfig {
             "pie" => AqmConfig::Pie(tagged::body(body)?),
             "codel" => AqmConfig::Codel(tagged::body(body)?),
             "threshold" => AqmConfig::Threshold(tagged::body(body)?),
+            "dcn" => AqmConfig::Dcn(tagged::body(body)?),
+            "afd" => AqmConfig::Afd(tagged::body(body)?),
+            "rio_ps" => AqmConfig::RioPs(tagged::body(body)?),
+            "choke" => AqmConfig::Choke(tagged::body(body)?),
             _ => unreachable!("split checks the kind"),
         })
     }
