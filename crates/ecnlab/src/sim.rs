@@ -8,7 +8,7 @@
 use std::collections::HashMap;
 use std::time::Instant;
 
-use crate::aqm::{Afd, Aqm, Choke, CoDel, Dcn, DropTail, Outcome, Pi, Pie, Queue, QueueStats, Reason, Red, Rem, Rio, Threshold};
+use crate::aqm::{Aecn, Afd, Aqm, Choke, CoDel, Dcn, DropTail, Outcome, Pi, Pie, Queue, QueueStats, Reason, Red, Rem, Rio, Threshold};
 use crate::engine::rng::{purpose, StreamId};
 use crate::engine::time::{from_millis, from_secs, to_secs, tx_time};
 use crate::engine::{EventQueue, Rng, SimTime};
@@ -244,6 +244,7 @@ fn build_queue(cfg: &QueueConfig, rate_bps: u64, rng: Rng) -> Queue {
             Aqm::Afd(Box::new(Afd::new(p.clone(), limit, rng)))
         }
         AqmConfig::RioPs(p) => Aqm::Rio(Box::new(Rio::new(p.clone(), rate_bps, rng))),
+        AqmConfig::Aecn(p) => Aqm::Aecn(Box::new(Aecn::new(p.clone(), rate_bps, rng))),
         AqmConfig::Choke(p) => Aqm::Choke(Box::new(Choke::new(p.clone(), rate_bps, rng))),
     };
     Queue::new(pkts, bytes, aqm)

@@ -3,9 +3,9 @@
 
 mod common;
 
-use common::run;
+use common::{aqm_series, run, strs};
 use ecnlab::aqm::pi;
-use ecnlab::metrics::{Column, Results};
+use ecnlab::metrics::Results;
 use ecnlab::Scenario;
 use serde_json::{json, Value};
 
@@ -25,23 +25,7 @@ fn bulk(rate_bps: f64, flows: u32, rtt_ms: f64, mss: u32, limit_pkts: u32, aqm: 
     })
 }
 
-fn strs(r: &Results, table: &str, col: &str) -> Vec<String> {
-    match r.table(table).column(col) {
-        Some(Column::Str(s)) => s.clone(),
-        _ => panic!("{table}.{col} is not a string column"),
-    }
-}
 
-/// Values of one AQM variable of the down bottleneck, as (t_s, value).
-fn aqm_series(r: &Results, var: &str) -> Vec<(f64, f64)> {
-    let t = r.table("aqm_samples");
-    let (links, vars) = (strs(r, "aqm_samples", "link"), strs(r, "aqm_samples", "variable"));
-    let (ts, vs) = (t.f64s("t_s"), t.f64s("value"));
-    (0..t.rows())
-        .filter(|&i| links[i] == "bottleneck_down" && vars[i] == var)
-        .map(|i| (ts[i], vs[i]))
-        .collect()
-}
 
 fn mean(xs: impl Iterator<Item = f64>) -> f64 {
     let (mut s, mut n) = (0.0, 0.0);

@@ -4,8 +4,8 @@
 
 mod common;
 
-use common::run;
-use ecnlab::metrics::{Column, Results};
+use common::{aqm_series, run, strs};
+use ecnlab::metrics::Results;
 use serde_json::{json, Value};
 
 /// `flows` long-lived NewReno downloads over a 10 Mb/s bottleneck (1500-B packets, C = 833
@@ -23,19 +23,7 @@ fn bulk(flows: u32, rtt: Value, limit_pkts: u32, aqm: Value, duration_s: f64) ->
     })
 }
 
-fn strs(r: &Results, table: &str, col: &str) -> Vec<String> {
-    match r.table(table).column(col) {
-        Some(Column::Str(s)) => s.clone(),
-        _ => panic!("{table}.{col} is not a string column"),
-    }
-}
 
-fn aqm_series(r: &Results, var: &str) -> Vec<(f64, f64)> {
-    let t = r.table("aqm_samples");
-    let (links, vars) = (strs(r, "aqm_samples", "link"), strs(r, "aqm_samples", "variable"));
-    let (ts, vs) = (t.f64s("t_s"), t.f64s("value"));
-    (0..t.rows()).filter(|&i| links[i] == "bottleneck_down" && vars[i] == var).map(|i| (ts[i], vs[i])).collect()
-}
 
 /// Jain's index of the flows' goodputs.
 fn jain(r: &Results) -> f64 {
@@ -107,4 +95,48 @@ fn choke_penalises_an_unresponsive_source_relative_to_red() {
     // Its delivered share falls from ~(1 - u_red) to (1 - u_choke) of 600 pkt/s.
     assert!(u_choke > u_red + 0.2, "CHOKe {u_choke} vs RED {u_red}");
     assert!(u_choke > 5.0 * t_choke, "CHOKe drops the unresponsive flow far more often: {u_choke} vs TCP {t_choke}");
+}
+
+/// Seed 001's heterogeneous groups: N flows in three equal groups with propagation RTTs 300,
+/// 100 and 20 ms, 1000-byte packets, windows capped at 30 packets, access links sharing
+/// 600 Mb/s, a 10 Mb/s bottleneck with a 50-packet queue; all flows ECN-capable.
+fn heterogeneous(n: u32, aqm: Value) -> Value {
+    let groups: Vec<Value> = [300.0, 100.0, 20.0]
+        .iter()
+        .map(|rtt| {
+            json!({"kind": "bulk", "flows": n / 3, "start_jitter_s": 2.0,
+                   "rtt_ms": {"dist": "constant", "value": rtt},
+                   "rwnd_bytes": {"dist": "constant", "value": 30 * 960}})
+        })
+        .collect();
+    json!({
+        "duration_s": 100.0,
+        "warmup_s": 20.0,
+        "topology": {"clients": n, "servers": n, "access_rate_bps": 600e6 / n as f64, "access_delay_ms": 0.0,
+                     "bottleneck": {"rate_bps": 10e6, "delay_ms": 5.0, "queue": {"limit_pkts": 50, "aqm": aqm}}},
+        "tcp": {"mss_bytes": 960, "ecn": true},
+        "workloads": groups,
+    })
+}
+
+/// Mean goodput of the flows with propagation RTT `rtt_ms`.
+fn group_goodput(r: &Results, rtt_ms: f64) -> f64 {
+    let f = r.table("flows");
+    let (rtt, good) = (f.f64s("rtt_ms"), f.u64s("goodput_bytes"));
+    let g: Vec<f64> = (0..f.rows()).filter(|&i| (rtt[i] - rtt_ms).abs() < 0.5).map(|i| good[i] as f64).collect();
+    g.iter().sum::<f64>() / g.len() as f64
+}
+
+#[test]
+fn aecn_narrows_the_gap_between_rtt_groups_that_red_with_ecn_leaves() {
+    let red = json!({"ecn": true, "min_th_pkts": 5, "max_th_pkts": 30, "max_p": 0.1, "gentle": false});
+    let mut plain = red.clone();
+    plain["kind"] = json!("red");
+    let ecn = run(heterogeneous(30, plain), 1);
+    let aecn = run(heterogeneous(30, json!({"kind": "aecn", "red": red, "n_ref_flows": 30})), 1);
+    let gap = |r: &Results| group_goodput(r, 20.0) / group_goodput(r, 300.0);
+    eprintln!("RED+ECN: Jain {:.3}, robust/fragile {:.2}; AECN: Jain {:.3}, robust/fragile {:.2}", jain(&ecn), gap(&ecn), jain(&aecn), gap(&aecn));
+    assert!(jain(&aecn) > jain(&ecn) + 0.1, "Jain AECN {} vs RED+ECN {}", jain(&aecn), jain(&ecn));
+    assert!(gap(&aecn) < gap(&ecn) / 2.0, "goodput ratio of the 20 ms to the 300 ms group");
+    assert!(aecn.get("utilization_down") > 0.95);
 }

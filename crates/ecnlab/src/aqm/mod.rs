@@ -7,6 +7,7 @@
 //! by packet kind and reason, so every AQM gets the same statistics. The AQMs know nothing of
 //! links or TCP: they see the packet, the queue's occupancy and the time.
 
+pub mod aecn;
 pub mod afd;
 pub mod ared;
 pub mod choke;
@@ -36,6 +37,7 @@ pub use pie::{Pie, PieParams};
 pub use red::{Red, RedParams};
 pub use rem::{Rem, RemParams};
 pub use rio::{Rio, RioParams};
+pub use aecn::{Aecn, AecnParams};
 pub use threshold::{Threshold, ThresholdParams};
 
 /// Why a packet was marked or dropped.
@@ -251,6 +253,7 @@ pub enum Aqm {
     Afd(Box<Afd>),
     Rio(Box<Rio>),
     Choke(Box<Choke>),
+    Aecn(Box<Aecn>),
 }
 
 macro_rules! dispatch {
@@ -267,6 +270,7 @@ macro_rules! dispatch {
             Aqm::Afd($a) => $e,
             Aqm::Rio($a) => $e,
             Aqm::Choke($a) => $e,
+            Aqm::Aecn($a) => $e,
         }
     };
 }

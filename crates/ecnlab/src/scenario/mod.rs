@@ -10,7 +10,7 @@ use std::fmt;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::aqm::{AfdParams, AredParams, ChokeParams, CodelParams, DcnParams, PiParams, PieParams, RedParams, RemParams, RioParams, ThresholdParams};
+use crate::aqm::{AecnParams, AfdParams, AredParams, ChokeParams, CodelParams, DcnParams, PiParams, PieParams, RedParams, RemParams, RioParams, ThresholdParams};
 use crate::engine::time::{from_millis, from_secs, NS_PER_MS};
 use crate::tcp::cubic::{CubicParams, CubicRtt};
 use crate::tcp::params::{rfc3390_iw_segments, CcKind, EcnPlus, TcpParams};
@@ -213,6 +213,9 @@ pub enum AqmConfig {
     RioPs(RioParams),
     /// CHOKe (Pan, Prabhakar, Psounis 2000).
     Choke(ChokeParams),
+    /// Adaptive ECN: RED with ECN whose max_p follows the number of flows and each flow's rate
+    /// (our reading of seed 001's proposal).
+    Aecn(AecnParams),
 }
 
 impl Default for AqmConfig {
@@ -224,7 +227,7 @@ impl Default for AqmConfig {
 impl<'de> Deserialize<'de> for AqmConfig {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         const KINDS: &[&str] =
-            &["droptail", "red", "ared", "rem", "pi", "pie", "codel", "threshold", "dcn", "afd", "rio_ps", "choke"];
+            &["droptail", "red", "ared", "rem", "pi", "pie", "codel", "threshold", "dcn", "afd", "rio_ps", "choke", "aecn"];
         let (kind, body) = tagged::split(d, "kind", KINDS)?;
         Ok(match kind.as_str() {
             "droptail" => {
@@ -242,6 +245,7 @@ impl<'de> Deserialize<'de> for AqmConfig {
             "afd" => AqmConfig::Afd(tagged::body(body)?),
             "rio_ps" => AqmConfig::RioPs(tagged::body(body)?),
             "choke" => AqmConfig::Choke(tagged::body(body)?),
+            "aecn" => AqmConfig::Aecn(tagged::body(body)?),
             _ => unreachable!("split checks the kind"),
         })
     }
@@ -317,6 +321,7 @@ impl AqmConfig {
             AqmConfig::Afd(p) => p.validate(path),
             AqmConfig::RioPs(p) => p.validate(path),
             AqmConfig::Choke(p) => p.validate(path),
+            AqmConfig::Aecn(p) => p.validate(path),
         }
     }
 }

@@ -1,7 +1,7 @@
 //! Helpers shared by the scenario-level test files.
 #![allow(dead_code)] // each test file uses its own subset
 
-use ecnlab::metrics::Results;
+use ecnlab::metrics::{Column, Results};
 use ecnlab::{Scenario, Simulation};
 use serde_json::Value;
 
@@ -27,4 +27,20 @@ pub fn merge(a: &mut Value, b: &Value) {
         }
         (a, b) => *a = b.clone(),
     }
+}
+
+/// A string column of a result table.
+pub fn strs(r: &Results, table: &str, col: &str) -> Vec<String> {
+    match r.table(table).column(col) {
+        Some(Column::Str(s)) => s.clone(),
+        _ => panic!("{table}.{col} is not a string column"),
+    }
+}
+
+/// Values of one AQM variable of the down bottleneck, as (t_s, value).
+pub fn aqm_series(r: &Results, var: &str) -> Vec<(f64, f64)> {
+    let t = r.table("aqm_samples");
+    let (links, vars) = (strs(r, "aqm_samples", "link"), strs(r, "aqm_samples", "variable"));
+    let (ts, vs) = (t.f64s("t_s"), t.f64s("value"));
+    (0..t.rows()).filter(|&i| links[i] == "bottleneck_down" && vars[i] == var).map(|i| (ts[i], vs[i])).collect()
 }
