@@ -140,3 +140,40 @@ fn aecn_narrows_the_gap_between_rtt_groups_that_red_with_ecn_leaves() {
     assert!(gap(&aecn) < gap(&ecn) / 2.0, "goodput ratio of the 20 ms to the 300 ms group");
     assert!(aecn.get("utilization_down") > 0.95);
 }
+
+#[test]
+fn rio_ps_gives_short_transfers_shorter_response_times_than_rio_without_preference() {
+    // 10 long-lived downloads plus 10 kB responses at 20/s (16% of the link), all 60 ms RTT.
+    let scenario = |short_flow_pkts: u32| {
+        json!({
+            "duration_s": 60.0,
+            "warmup_s": 10.0,
+            "topology": {"clients": 20, "servers": 20,
+                         "bottleneck": {"rate_bps": 10e6, "delay_ms": 10.0,
+                                        "queue": {"limit_pkts": 100,
+                                                  "aqm": {"kind": "rio_ps", "short_flow_pkts": short_flow_pkts}}}},
+            "tcp": {"mss_bytes": 1460},
+            "workloads": [
+                {"kind": "bulk", "flows": 10, "rtt_ms": {"dist": "constant", "value": 60}},
+                {"kind": "exchanges", "arrival_rate_per_s": 20.0,
+                 "request_bytes": {"dist": "constant", "value": 200},
+                 "response_bytes": {"dist": "constant", "value": 10000},
+                 "rtt_ms": {"dist": "constant", "value": 60}},
+            ],
+        })
+    };
+    let response_times = |r: &Results| {
+        let e = r.table("exchanges");
+        let (rt, done) = (e.f64s("response_time_s"), e.bools("completed"));
+        let mut v: Vec<f64> = (0..e.rows()).filter(|&i| done[i]).map(|i| rt[i]).collect();
+        v.sort_by(f64::total_cmp);
+        v
+    };
+    let (rio, ps) = (response_times(&run(scenario(0), 1)), response_times(&run(scenario(20), 1)));
+    let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
+    let p90 = |v: &[f64]| v[v.len() * 9 / 10];
+    eprintln!("RIO: mean {:.3} s, p90 {:.3} s; RIO-PS: mean {:.3} s, p90 {:.3} s", mean(&rio), p90(&rio), mean(&ps), p90(&ps));
+    assert!(rio.len() > 900 && ps.len() > 900);
+    assert!(mean(&ps) < 0.8 * mean(&rio), "mean response time");
+    assert!(p90(&ps) < 0.5 * p90(&rio), "90th percentile: the short flows' losses are avoided");
+}
