@@ -42,6 +42,8 @@ pub trait CongestionControl {
     fn on_congestion_event(&mut self, w: &mut Window, signal: Signal, flight: u64, now: SimTime);
     /// A retransmission timeout.
     fn on_timeout(&mut self, w: &mut Window, flight: u64, now: SimTime);
+    /// The sender sends new data with nothing in flight, `idle` after its previous segment.
+    fn on_idle_restart(&mut self, _idle: SimTime) {}
 }
 
 /// NewReno window arithmetic (RFC 5681 section 3.1; loss recovery itself is RFC 6582, in the
@@ -121,6 +123,13 @@ impl CongestionControl for Controller {
         match self {
             Controller::NewReno(c) => c.on_timeout(w, flight, now),
             Controller::Cubic(c) => c.on_timeout(w, flight, now),
+        }
+    }
+    #[inline]
+    fn on_idle_restart(&mut self, idle: SimTime) {
+        match self {
+            Controller::NewReno(c) => c.on_idle_restart(idle),
+            Controller::Cubic(c) => c.on_idle_restart(idle),
         }
     }
 }

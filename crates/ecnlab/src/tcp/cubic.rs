@@ -22,9 +22,10 @@
 //!
 //! Deliberate departures, all noted in docs/models/cubic.md: the RTT in `t + RTT` is the
 //! minimum RTT by default (as Linux and ns-3 do, `CubicRtt::Min`), the smoothed RTT of the RFC
-//! on request; HyStart++ (RFC 9406) is not modelled (slow start is RFC 5681's); the epoch is not
-//! restarted after application-limited or idle periods (RFC 9438 section 5.8 asks for it; the
-//! sender does not report such periods to the controller).
+//! on request; HyStart++ (RFC 9406) is not modelled (slow start is RFC 5681's). After an idle
+//! period (new data sent with nothing in flight) the epoch start moves by the idle time, as
+//! Linux does, so the curve does not advance while idle (RFC 9438 section 5.8);
+//! application-limited periods with data in flight are not detected.
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -191,6 +192,14 @@ impl CongestionControl for Cubic {
         let next = (self.avoid(exact / mss, acked as f64 / mss, rtt, now) * mss).max(exact);
         w.cwnd = next as u64;
         self.state.carry_bytes = next - w.cwnd as f64;
+    }
+
+    /// RFC 9438 section 5.8 (as Linux does on its first transmission after idle): the cubic
+    /// curve does not advance while the sender is idle, so the epoch start moves by the gap.
+    fn on_idle_restart(&mut self, idle: SimTime) {
+        if let Some(e) = &mut self.state.epoch {
+            e.start += idle;
+        }
     }
 
     fn on_congestion_event(&mut self, w: &mut Window, signal: Signal, flight: u64, _now: SimTime) {
@@ -392,6 +401,43 @@ mod tests {
         let mut w = Window { cwnd: 100 * MSS, ssthresh: u64::MAX, mss: MSS };
         Cubic::new(CubicParams::default()).on_congestion_event(&mut w, Signal::Ecn, 100 * MSS, 0);
         assert_eq!((w.cwnd, w.ssthresh), (70 * MSS, 70 * MSS));
+    }
+
+    #[test]
+    fn an_idle_period_pauses_the_cubic_curve() {
+        // Two senders after the same loss, ACKed alike for 2 s; one then idles for 5 s. When it
+        // resumes, its window continues from where it stopped instead of jumping 5 s ahead on
+        // the curve (RFC 9438 section 5.8).
+        let rtt = RttInfo { srtt: RTT, min_rtt: RTT };
+        let (mut busy, mut wb) = after_loss(CubicParams::default(), 1000);
+        let (mut idle, mut wi) = after_loss(CubicParams::default(), 1000);
+        let (mut tb, mut ti) = (0, 0);
+        while tb < 2 * NS_PER_S {
+            ack(&mut busy, &mut wb, &mut tb, rtt);
+            ack(&mut idle, &mut wi, &mut ti, rtt);
+        }
+        assert_eq!(wb.cwnd, wi.cwnd);
+        let before = segs(&wi);
+        idle.on_idle_restart(5 * NS_PER_S);
+        ti += 5 * NS_PER_S;
+        ack(&mut idle, &mut wi, &mut ti, rtt);
+        ack(&mut busy, &mut wb, &mut tb, rtt);
+        assert!((segs(&wi) - segs(&wb)).abs() < 1e-9, "the paused curve resumes where it stopped");
+        assert!(segs(&wi) - before < 1.0, "no jump after idling");
+        // Without the pause the sender would chase W(7 s) ~ 996 segments, not W(2 s) ~ 858:
+        // within one RTT of ACKs it is tens of segments ahead.
+        let (mut jump, mut wj) = after_loss(CubicParams::default(), 1000);
+        let mut tj = 0;
+        while tj < 2 * NS_PER_S {
+            ack(&mut jump, &mut wj, &mut tj, rtt);
+        }
+        tj += 5 * NS_PER_S;
+        let resume = tj;
+        while tj < resume + RTT {
+            ack(&mut jump, &mut wj, &mut tj, rtt);
+            ack(&mut idle, &mut wi, &mut ti, rtt);
+        }
+        assert!(segs(&wj) > segs(&wi) + 30.0, "{} vs {}", segs(&wj), segs(&wi));
     }
 
     #[test]

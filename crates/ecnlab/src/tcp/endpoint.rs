@@ -129,6 +129,8 @@ pub struct Endpoint {
     rtt_sent: SimTime,
     /// Deadline of the retransmission timer (`SimTime::MAX` when off).
     pub rto_at: SimTime,
+    /// When the last data segment was sent (0: none yet).
+    last_data_at: SimTime,
 
     // --- ECN (RFC 3168) ---
     ecn_ok: bool,
@@ -198,6 +200,7 @@ impl Endpoint {
             ecn_recover: 0,
             cwr_pending: false,
             ecn_hold: false,
+            last_data_at: 0,
             ece_pending: false,
             rcv_nxt: 0,
             ooo: Vec::new(),
@@ -669,6 +672,10 @@ impl Endpoint {
             self.rtt_timing = false;
             (PacketKind::Retx, Ecn::NotEct)
         } else {
+            if self.snd_una == self.snd_max && self.last_data_at > 0 && ctx.now > self.last_data_at {
+                // New data after an idle period (nothing in flight).
+                self.cc.on_idle_restart(ctx.now - self.last_data_at);
+            }
             if self.cwr_pending {
                 f |= flags::CWR;
                 self.cwr_pending = false;
@@ -681,6 +688,7 @@ impl Endpoint {
             (PacketKind::Data, if self.ecn_ok { Ecn::Ect0 } else { Ecn::NotEct })
         };
         self.stats.bytes_sent += len;
+        self.last_data_at = ctx.now;
         self.emit(ctx, seq, len as u32, f, kind, ecn);
         if self.rto_at == OFF {
             self.rto_at = ctx.now + self.rtt.rto();
