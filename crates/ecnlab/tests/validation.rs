@@ -265,3 +265,40 @@ fn workload_does_not_depend_on_the_queue() {
     assert_eq!(offered(&small), offered(&large));
 }
 
+
+#[test]
+fn a_persistent_connection_carries_its_exchanges_in_sequence_with_think_times() {
+    // One connection every 10 s carrying 3 exchanges: 100 B requests, 5000 B responses (IW 10,
+    // so one round trip each), 0.5 s of think time between a response and the next request,
+    // 50 ms RTT. The second and third exchanges need no handshake: one RTT plus serialization.
+    let v = json!({
+        "duration_s": 30.0,
+        "topology": {"bottleneck": {"rate_bps": 10e6, "delay_ms": 25.0, "queue": {"limit_pkts": 1000}}},
+        "tcp": {"mss_bytes": 1000, "initial_window_segments": 10},
+        "workloads": [{"kind": "exchanges", "arrival_rate_per_s": 0.1,
+                       "exchanges_per_connection": {"dist": "constant", "value": 3},
+                       "think_time_s": {"dist": "constant", "value": 0.5},
+                       "request_bytes": {"dist": "constant", "value": 100},
+                       "response_bytes": {"dist": "constant", "value": 5000}}]
+    });
+    let r = run(v, 4);
+    let ex = r.table("exchanges");
+    let first_flow = ex.u64s("flow")[0];
+    let rows: Vec<usize> = (0..ex.rows()).filter(|&i| ex.u64s("flow")[i] == first_flow).collect();
+    assert_eq!(rows.len(), 3, "three exchanges on the first connection");
+    let (start, end, seq) = (ex.f64s("start_s"), ex.f64s("end_s"), ex.i64s("seq_in_flow"));
+    assert_eq!(rows.iter().map(|&i| seq[i]).collect::<Vec<_>>(), vec![0, 1, 2]);
+    let one_rtt = 0.050 + 5.0 * 1040.0 * 8.0 / 10e6;
+    for w in rows.windows(2) {
+        // The next request leaves a think time after the previous response arrived.
+        assert!((start[w[1]] - end[w[0]] - 0.5).abs() < 1e-6, "think time {}", start[w[1]] - end[w[0]]);
+        let rt = end[w[1]] - start[w[1]];
+        assert!((rt - one_rtt).abs() < 0.003, "a later exchange takes one RTT: {rt} vs {one_rtt}");
+    }
+    // The first pays the handshake too.
+    assert!(end[rows[0]] - start[rows[0]] > one_rtt + 0.045);
+    let flows = r.table("flows");
+    let f = flows.u64s("flow").iter().position(|f| *f == first_flow).unwrap();
+    assert_eq!(flows.u64s("exchanges")[f], 3);
+    assert!(flows.bools("completed")[f]);
+}
