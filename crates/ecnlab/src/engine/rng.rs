@@ -37,6 +37,8 @@ pub mod purpose {
     pub const SOURCE: u32 = 9;
     /// Which hosts of a side have ECN (`tcp.clients.ecn_fraction`); index 0 clients, 1 servers.
     pub const ECN_HOSTS: u32 = 10;
+    /// Web sessions: one child stream per session, forked in arrival order.
+    pub const SESSION: u32 = 11;
 }
 
 #[derive(Clone, Debug)]

@@ -19,6 +19,12 @@ pub enum Dist {
     Uniform { low: f64, high: f64 },
     /// Truncated Lomax TL(scale, shape, max) on [0, max] (workloads spec 3.1).
     Lomax { scale: f64, shape: f64, max: f64 },
+    /// Pareto type I with mean `mean` and index `shape` (> 1), ns-2's `RandomVariable/Pareto`:
+    /// X = k U^(-1/shape) with k = mean (shape - 1) / shape, so the mean is exact (spec 1.2).
+    Pareto { mean: f64, shape: f64 },
+    /// Bounded Pareto on [`low`, `high`] with index `shape`: X = L (1 - U c)^(-1/a),
+    /// c = 1 - (L/H)^a (spec 3.2, the elephants of the general TCP mix).
+    BoundedPareto { low: f64, high: f64, shape: f64 },
     /// `values[i]` with probability `weights[i] / sum(weights)`.
     Discrete { values: Vec<f64>, weights: Vec<f64> },
 }
@@ -42,6 +48,15 @@ impl Dist {
                 check(*scale > 0.0 && scale.is_finite(), &format!("{path}.scale"), scale, "must be positive")?;
                 check(*shape > 0.0 && shape.is_finite(), &format!("{path}.shape"), shape, "must be positive")?;
                 check(*max > 0.0 && max.is_finite(), &format!("{path}.max"), max, "must be positive")
+            }
+            Dist::Pareto { mean, shape } => {
+                check(*mean > 0.0 && mean.is_finite(), &format!("{path}.mean"), mean, "must be positive")?;
+                check(*shape > 1.0 && shape.is_finite(), &format!("{path}.shape"), shape, "must be above 1 (the mean is infinite otherwise)")
+            }
+            Dist::BoundedPareto { low, high, shape } => {
+                check(*low > 0.0 && low.is_finite(), &format!("{path}.low"), low, "must be positive")?;
+                check(high.is_finite() && high > low, &format!("{path}.high"), high, &format!("must be above low ({low})"))?;
+                check(*shape > 0.0 && shape.is_finite(), &format!("{path}.shape"), shape, "must be positive")
             }
             Dist::Discrete { values, weights } => {
                 check(!values.is_empty(), &format!("{path}.values"), "[]", "must not be empty")?;
@@ -70,6 +85,8 @@ impl Dist {
             Dist::Exponential { .. } => 0.0,
             Dist::Uniform { low, .. } => *low,
             Dist::Lomax { .. } => 1.0,
+            Dist::Pareto { mean, shape } => mean * (shape - 1.0) / shape,
+            Dist::BoundedPareto { low, .. } => *low,
             Dist::Discrete { values, weights } => values
                 .iter()
                 .zip(weights)
@@ -96,6 +113,8 @@ impl Dist {
                 };
                 m - s
             }
+            Dist::Pareto { mean, .. } => *mean,
+            Dist::BoundedPareto { low, high, shape } => bounded_pareto_mean(*low, *high, *shape),
             Dist::Discrete { values, weights } => {
                 let total: f64 = weights.iter().sum();
                 values.iter().zip(weights).map(|(v, w)| v * w).sum::<f64>() / total
@@ -114,6 +133,15 @@ impl Dist {
                 let c = 1.0 - (1.0 + max / scale).powf(-shape);
                 let x = scale * ((1.0 - rng.uniform() * c).powf(-1.0 / shape) - 1.0);
                 x.max(1.0)
+            }
+            Dist::Pareto { mean, shape } => {
+                // 1 - U lies in (0, 1], so the power is finite.
+                let k = mean * (shape - 1.0) / shape;
+                k * (1.0 - rng.uniform()).powf(-1.0 / shape)
+            }
+            Dist::BoundedPareto { low, high, shape } => {
+                let c = 1.0 - (low / high).powf(*shape);
+                low * (1.0 - rng.uniform() * c).powf(-1.0 / shape)
             }
             Dist::Discrete { values, weights } => {
                 let total: f64 = weights.iter().sum();
@@ -135,6 +163,16 @@ impl Dist {
     }
 }
 
+/// Mean of the bounded Pareto on [l, h] with index a.
+pub(crate) fn bounded_pareto_mean(l: f64, h: f64, a: f64) -> f64 {
+    let c = 1.0 - (l / h).powf(a);
+    if (a - 1.0).abs() < 1e-12 {
+        l * (h / l).ln() / c
+    } else {
+        a * l.powf(a) * (l.powf(1.0 - a) - h.powf(1.0 - a)) / ((a - 1.0) * c)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -153,6 +191,21 @@ mod tests {
         sorted.sort_unstable();
         let median = sorted[n / 2];
         assert!((1330..=1360).contains(&median), "{median}");
+    }
+
+    #[test]
+    fn pareto_keeps_its_mean_and_bounded_pareto_its_range() {
+        let d = Dist::Pareto { mean: 10.0, shape: 2.5 };
+        let mut r = Rng::from_seed(3);
+        let n = 400_000;
+        let m: f64 = (0..n).map(|_| d.sample(&mut r)).sum::<f64>() / n as f64;
+        // Shape 2.5 has finite variance (var = k^2 a / ((a-1)^2 (a-2)) = 80): SE ~ 0.014.
+        assert!((m - 10.0).abs() < 0.1, "{m}");
+        assert_eq!(d.min_value(), 6.0);
+        // Spec 3.2: the elephants, bounded Pareto on [100 kB, 100 MB] with index 1.1, mean 549 kB.
+        let e = Dist::BoundedPareto { low: 1e5, high: 1e8, shape: 1.1 };
+        assert!((e.mean() - 549e3).abs() < 1e3, "{}", e.mean());
+        assert!((0..10_000).all(|_| (1e5..=1e8).contains(&e.sample(&mut r))));
     }
 
     #[test]

@@ -6,6 +6,10 @@
 //! stream of that workload. The network cannot change those draws, so two scenarios that
 //! differ only in queues or TCP settings offer exactly the same traffic (paired comparisons).
 
+pub mod web;
+
+pub use web::{PageGapFrom, SessionStep, WebSessions, WebSessionsParams};
+
 use crate::engine::rng::{purpose, StreamId};
 use crate::engine::time::{from_millis, from_secs};
 use crate::engine::{Rng, SimTime};
@@ -41,6 +45,8 @@ pub struct ConnSpec {
     pub rtt: Option<SimTime>,
     pub rwnd_bytes: u32,
     pub plan: FlowPlan,
+    /// The web session (slot, generation) this connection is an object of.
+    pub session: Option<(u32, u32)>,
 }
 
 fn direction(d: DirectionName) -> Direction {
@@ -76,6 +82,7 @@ pub fn bulk_flows(index: u32, w: &Workload, seed: u64, clients: u32, servers: u3
                 rtt: draw_rtt(rtt_ms, &mut rtt_rng),
                 rwnd_bytes: draw_rwnd(rwnd_bytes, &mut rwnd_rng),
                 plan: FlowPlan::Bulk { dir: direction(*dir), bytes: bytes.map(|b| b as u64) },
+                session: None,
             };
             (start, spec)
         })
@@ -139,7 +146,7 @@ impl ExchangeArrivals {
                 think: from_secs(think_time_s.sample(&mut r).max(0.0)),
             })
             .collect();
-        let spec = ConnSpec { workload: self.index, client, server, rtt, rwnd_bytes: rwnd, plan: FlowPlan::Exchanges(exchanges) };
+        let spec = ConnSpec { workload: self.index, client, server, rtt, rwnd_bytes: rwnd, plan: FlowPlan::Exchanges(exchanges), session: None };
         let gap = from_secs(self.arrivals.exponential(1.0 / arrival_rate_per_s)).max(1);
         self.next_at += gap;
         (spec, (self.next_at <= self.stop).then_some(self.next_at))
