@@ -525,3 +525,57 @@ mod tests {
         assert_ne!(d.server, a.server);
     }
 }
+
+#[cfg(test)]
+mod size_tests {
+    use super::*;
+
+    /// Object sizes as the workload draws them: 2 * 10^6 objects of 2000 one-page sessions.
+    fn object_sizes(seed: u64) -> Vec<u64> {
+        let mut p = WebSessionsParams::with_rate(1.0);
+        p.pages_per_session = Dist::constant(1.0);
+        p.objects_per_page = Dist::constant(1000.0);
+        let mut w = WebSessions::new(0, &p, seed, 1e9);
+        let mut sizes = Vec::with_capacity(2_000_000);
+        for _ in 0..2000 {
+            let (slot, _, _) = w.arrive(&p, 0, 1, 1);
+            for _ in 0..1000 {
+                let (spec, _) = w.next_object(&p, slot);
+                let FlowPlan::Exchanges(ex) = spec.plan else { unreachable!() };
+                sizes.push(ex[0].response_bytes);
+            }
+            for _ in 0..1000 {
+                w.object_done(&p, slot, 0);
+            }
+        }
+        sizes
+    }
+
+    #[test]
+    fn object_sizes_match_the_spec() {
+        // Spec 3.1, TL(1720, 1.2, 37.2 MB): exact mean 7198 B, P(<= 10 kB) 0.900, top 15 % of
+        // objects carry 0.814 of the bytes.
+        let d = default_object_bytes();
+        let (s, a, h) = (1720.0f64, 1.2f64, 37.2e6 + 1720.0);
+        // Exact standard deviation from E[(X+s)^2] of the bounded Pareto on [s, h].
+        let c = 1.0 - (s / h).powf(a);
+        let m2 = a * s.powf(a) * (h.powf(2.0 - a) - s.powf(2.0 - a)) / ((2.0 - a) * c);
+        let mean = d.mean();
+        let sd = (m2 - (mean + s).powi(2)).sqrt();
+        let n = 2_000_000f64;
+        let se = sd / n.sqrt();
+        assert!((mean - 7198.0).abs() < 1.0, "{mean}");
+        let mut x = object_sizes(21);
+        let got = x.iter().sum::<u64>() as f64 / n;
+        // ceil() to whole bytes adds 0.5 B on average.
+        assert!((got - mean - 0.5).abs() < 4.0 * se, "mean {got}, exact {mean}, se {se}");
+        let small = x.iter().filter(|&&v| v <= 10_000).count() as f64 / n;
+        assert!((small - 0.900).abs() < 4.0 * (0.09f64 / n).sqrt() + 5e-4, "{small}");
+        x.sort_unstable();
+        let top: u64 = x[(0.85 * n) as usize..].iter().sum();
+        let share = top as f64 / x.iter().sum::<u64>() as f64;
+        eprintln!("mean {got:.0} (exact {mean:.0}, se {se:.0}), P(<=10kB) {small:.4}, top-15% share {share:.4}");
+        // The share's spread comes from the tail (spec: 0.814-0.815 over 3 seeds).
+        assert!((share - 0.814).abs() < 0.01, "{share}");
+    }
+}
