@@ -104,3 +104,49 @@ fn web_packet_arrivals_are_long_range_dependent() {
     eprintln!("hurst {h:.3}, {mean_rate:.0} pkt/s");
     assert!((0.7..=0.95).contains(&h), "Hurst estimate {h}");
 }
+
+#[test]
+fn heterogeneous_groups_have_their_hosts_and_window_cap() {
+    // Seed 001's setting (as examples/heterogeneous-groups.toml, shortened): 15 flows in three
+    // RTT groups, a 30-packet window cap, 1000-byte segments, hosts of their own.
+    let group = |flows: u32, offset: u32, start: f64, rtt: f64| {
+        json!({"kind": "bulk", "flows": flows, "host_offset": offset, "start_s": start,
+               "rtt_ms": {"dist": "constant", "value": rtt}, "rwnd_bytes": {"dist": "constant", "value": 30000}})
+    };
+    let red = json!({"limit_pkts": 50, "aqm": {"kind": "red", "min_th_pkts": 5, "max_th_pkts": 15, "max_p": 0.1}});
+    let scenario = |rate_bps: f64, queue: &Value| json!({
+        "duration_s": 30.0, "warmup_s": 5.0,
+        "topology": {"clients": 15, "servers": 15, "access_rate_bps": 40e6, "access_delay_ms": 0,
+                     "bottleneck": {"rate_bps": rate_bps, "delay_ms": 5,
+                                    "queue": queue}},
+        "tcp": {"mss_bytes": 1000, "ecn": true},
+        "workloads": [group(3, 0, 0.0, 300.0), group(2, 3, 2.0, 300.0), group(2, 5, 0.0, 100.0),
+                      group(3, 7, 2.0, 100.0), group(3, 10, 0.0, 20.0), group(2, 13, 2.0, 20.0)],
+    });
+    // At 100 Mb/s with a long drop-tail queue the caps bind (5 x 12 + 5 x 2.4 + 5 x 0.8 =
+    // 76 Mb/s, no loss): each flow gets W/RTT.
+    let r = run(scenario(100e6, &json!({"limit_pkts": 1000})), 3);
+    let f = r.table("flows");
+    assert_eq!(f.rows(), 15);
+    let mut clients: Vec<i64> = f.i64s("client").to_vec();
+    clients.sort_unstable();
+    assert_eq!(clients, (0..15).collect::<Vec<_>>(), "one host per flow");
+    let window_s = 25.0;
+    for i in 0..f.rows() {
+        let rtt = f.f64s("rtt_ms")[i];
+        let mbps = f.u64s("goodput_bytes")[i] as f64 * 8.0 / window_s / 1e6;
+        // W / RTT with W = 30 x 1000 B: 0.8 Mb/s at 300 ms, 12 Mb/s at 20 ms.
+        let cap = 30.0 * 1000.0 * 8.0 / (rtt / 1e3) / 1e6;
+        // The window's edges can cut one window more or less than W/RTT x 25 s.
+        let edge = 30_000.0 * 8.0 / window_s / 1e6;
+        assert!(mbps <= cap + edge && mbps > 0.95 * cap, "flow {i}: {mbps} Mb/s, window cap {cap} (rtt {rtt})");
+    }
+    // At 10 Mb/s they compete, and short RTTs win (seed 001 figures 7-9).
+    let r = run(scenario(10e6, &red), 3);
+    let f = r.table("flows");
+    let mean = |lo: f64, hi: f64| {
+        let xs: Vec<f64> = (0..f.rows()).filter(|&i| (lo..hi).contains(&f.f64s("rtt_ms")[i])).map(|i| f.u64s("goodput_bytes")[i] as f64).collect();
+        xs.iter().sum::<f64>() / xs.len() as f64
+    };
+    assert!(mean(0.0, 50.0) > mean(200.0, 400.0), "robust flows get more than fragile ones");
+}

@@ -619,9 +619,14 @@ pub enum Workload {
         /// Per-flow propagation RTT (ms); the path RTT when absent.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         rtt_ms: Option<Dist>,
-        /// Receiver window of each flow (bytes).
+        /// Receiver window of each flow (bytes). It also caps the sender's window (the
+        /// congestion window stops growing at it), e.g. 30 packets x MSS for seed 001.
         #[serde(default = "default_rwnd")]
         rwnd_bytes: Dist,
+        /// Flow i runs between client and server (host_offset + i) mod the host counts, so
+        /// that several bulk workloads (flow groups) can use hosts of their own.
+        #[serde(default)]
+        host_offset: u32,
     },
     /// Request/response exchanges on connections opened by a Poisson process.
     Exchanges {
