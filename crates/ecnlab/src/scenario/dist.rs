@@ -62,38 +62,18 @@ impl Dist {
                 check(*shape > 0.0 && shape.is_finite(), &format!("{path}.shape"), shape, "must be positive")
             }
             Dist::Discrete { values, weights } => {
-                check(!values.is_empty(), &format!("{path}.values"), "[]", "must not be empty")?;
-                check(
-                    values.len() == weights.len(),
-                    &format!("{path}.weights"),
-                    weights.len(),
-                    &format!("must have one weight per value ({} values)", values.len()),
-                )?;
+                check_weights(path, "values", values.len(), weights)?;
                 for (i, v) in values.iter().enumerate() {
                     fin(&format!("values[{i}]"), *v)?;
                 }
-                for (i, w) in weights.iter().enumerate() {
-                    check(*w >= 0.0 && w.is_finite(), &format!("{path}.weights[{i}]"), w, "must be non-negative")?;
-                }
-                let total: f64 = weights.iter().sum();
-                check(total > 0.0, &format!("{path}.weights"), total, "must have a positive sum")
+                Ok(())
             }
             Dist::Mixture { parts, weights } => {
-                check(!parts.is_empty(), &format!("{path}.parts"), "[]", "must not be empty")?;
-                check(
-                    parts.len() == weights.len(),
-                    &format!("{path}.weights"),
-                    weights.len(),
-                    &format!("must have one weight per part ({} parts)", parts.len()),
-                )?;
+                check_weights(path, "parts", parts.len(), weights)?;
                 for (i, d) in parts.iter().enumerate() {
                     d.validate(&format!("{path}.parts[{i}]"))?;
                 }
-                for (i, w) in weights.iter().enumerate() {
-                    check(*w >= 0.0 && w.is_finite(), &format!("{path}.weights[{i}]"), w, "must be non-negative")?;
-                }
-                let total: f64 = weights.iter().sum();
-                check(total > 0.0, &format!("{path}.weights"), total, "must have a positive sum")
+                Ok(())
             }
         }
     }
@@ -202,6 +182,18 @@ impl Dist {
     pub fn sample_bytes(&self, rng: &mut Rng) -> u64 {
         self.sample(rng).max(0.0).ceil() as u64
     }
+}
+
+/// The weights of `n` items called `what` (values, parts): one each, non-negative, positive sum.
+fn check_weights(path: &str, what: &str, n: usize, weights: &[f64]) -> Result<(), ConfigError> {
+    check(n > 0, &format!("{path}.{what}"), "[]", "must not be empty")?;
+    let one = what.trim_end_matches('s');
+    check(weights.len() == n, &format!("{path}.weights"), weights.len(), &format!("must have one weight per {one} ({n} {what})"))?;
+    for (i, w) in weights.iter().enumerate() {
+        check(*w >= 0.0 && w.is_finite(), &format!("{path}.weights[{i}]"), w, "must be non-negative")?;
+    }
+    let total: f64 = weights.iter().sum();
+    check(total > 0.0, &format!("{path}.weights"), total, "must have a positive sum")
 }
 
 /// Mean of the bounded Pareto on [l, h] with index a.
