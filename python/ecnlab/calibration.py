@@ -8,7 +8,7 @@ uncongested 1 Gb/s link. :func:`calibrate` does exactly that: it runs the scenar
 link counter sees them), and scales the workloads' rate knobs to reach each target.
 
 Rate knobs, scaled together by one factor: ``web_sessions.session_rate_per_s``,
-``exchanges.arrival_rate_per_s``, ``packet_source.rate_pps``. Bulk flows are not scaled (their
+``exchanges.arrival_rate_per_s``, ``packmime_http.rate_per_s``, ``packet_source.rate_pps``. Bulk flows are not scaled (their
 load is set by the network, not by a rate). On an uncongested link the load is proportional to
 the arrival rate (every arrival brings the same expected bytes), so the factor for a target
 is ``target / slope`` with ``slope`` fitted through the origin on every measured point; each
@@ -49,6 +49,7 @@ __all__ = [
 KNOBS: dict[str, str] = {
     "web_sessions": "session_rate_per_s",
     "exchanges": "arrival_rate_per_s",
+    "packmime_http": "rate_per_s",
     "packet_source": "rate_pps",
 }
 """The rate field of each workload kind that calibration scales."""

@@ -19,7 +19,7 @@ use crate::net::{DelayLine, Dumbbell, Hop, Link, LinkWake, Offer};
 use crate::packet::{Direction, Ecn, Packet, PacketId, PacketKind, PacketPool};
 use crate::scenario::{AqmConfig, ConfigError, QueueConfig, Scenario, Side, TcpConfig, Workload};
 use crate::tcp::{Endpoint, Role, SegmentCtx, TcpEvents, TcpParams};
-use crate::workload::{self, ConnSpec, ExchangeArrivals, FlowPlan, PacketSource, SessionStep, WebSessions};
+use crate::workload::{self, ConnSpec, ExchangeArrivals, FlowPlan, PackMime, PacketSource, SessionStep, WebSessions};
 
 const OFF: SimTime = SimTime::MAX;
 /// Bytes written by an application that sends "forever".
@@ -200,6 +200,7 @@ enum WorkloadState {
     Bulk(Vec<(SimTime, ConnSpec)>),
     Exchanges(ExchangeArrivals),
     Web(WebSessions),
+    PackMime(PackMime),
     Source(PacketSource),
 }
 
@@ -354,6 +355,13 @@ impl Simulation {
                     }
                     WorkloadState::Web(a)
                 }
+                Workload::PackmimeHttp(p) => {
+                    let a = PackMime::new(i, p, seed, sim.scenario.duration_s);
+                    if a.next_at < end {
+                        sim.events.push(a.next_at, Ev::ExchangeArrival(i));
+                    }
+                    WorkloadState::PackMime(a)
+                }
                 Workload::PacketSource { .. } => {
                     let s = PacketSource::new(i, w, seed, sim.scenario.duration_s);
                     if s.next_at < end {
@@ -437,8 +445,12 @@ impl Simulation {
             }
             Ev::ExchangeArrival(w) => {
                 let (clients, servers) = (self.net.clients, self.net.servers);
-                let WorkloadState::Exchanges(a) = &mut self.workloads[w as usize] else { unreachable!() };
-                let (spec, next) = a.arrive(&self.scenario.workloads[w as usize], clients, servers);
+                let cfg = &self.scenario.workloads[w as usize];
+                let (spec, next) = match (&mut self.workloads[w as usize], cfg) {
+                    (WorkloadState::Exchanges(a), _) => a.arrive(cfg, clients, servers),
+                    (WorkloadState::PackMime(a), Workload::PackmimeHttp(p)) => a.arrive(p, clients, servers),
+                    _ => unreachable!(),
+                };
                 if let Some(t) = next.filter(|t| *t < self.end) {
                     self.events.push(t, Ev::ExchangeArrival(w));
                 }

@@ -150,3 +150,24 @@ fn heterogeneous_groups_have_their_hosts_and_window_cap() {
     };
     assert!(mean(0.0, 50.0) > mean(200.0, 400.0), "robust flows get more than fragile ones");
 }
+
+#[test]
+fn packmime_http_1_1_runs_persistent_connections() {
+    let v = json!({
+        "duration_s": 60.0, "warmup_s": 10.0,
+        "topology": {"clients": 10, "servers": 10, "bottleneck": {"rate_bps": 1e9, "delay_ms": 1}},
+        "workloads": [{"kind": "packmime_http", "rate_per_s": 50.0, "http_1_1": true,
+                       "rtt_ms": {"dist": "uniform", "low": 10, "high": 150}}],
+        "metrics": {"queue_sample_ms": 0}
+    });
+    let r = run(v.clone(), 2);
+    let e = r.table("exchanges");
+    let later = e.i64s("seq_in_flow").iter().filter(|&&s| s > 0).count();
+    let done = e.bools("completed").iter().filter(|&&c| c).count();
+    // 50 connections/s x 50 s x 1.2 requests; 20 % of requests are in persistent connections.
+    assert!((2400..3600).contains(&e.rows()), "{}", e.rows());
+    assert!(later as f64 > 0.1 * e.rows() as f64, "{later}");
+    assert!(done as f64 > 0.95 * e.rows() as f64, "{done}");
+    // Same seed, same traffic.
+    assert_eq!(run(v, 2).table("exchanges").u64s("response_bytes"), e.u64s("response_bytes"));
+}

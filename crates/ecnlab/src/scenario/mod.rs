@@ -15,7 +15,7 @@ use crate::engine::time::{from_millis, from_secs, NS_PER_MS};
 use crate::tcp::cubic::{CubicParams, CubicRtt};
 use crate::tcp::params::{rfc3390_iw_segments, CcKind, EcnPlus, TcpParams};
 pub use dist::Dist;
-use crate::workload::WebSessionsParams;
+use crate::workload::{PackMimeParams, WebSessionsParams};
 
 /// A configuration error: `path (value) rule`.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -660,6 +660,9 @@ pub enum Workload {
     /// Web sessions of pages of objects, one connection per object (Feldmann et al. as ns-2's
     /// WebTraf; docs/models/workloads.md).
     WebSessions(WebSessionsParams),
+    /// PackMime-HTTP connections, HTTP/1.0 or 1.1 (Cao et al. 2004 as in ns-2;
+    /// docs/models/workloads.md).
+    PackmimeHttp(PackMimeParams),
     /// Unresponsive packets injected at the router into the bottleneck queue.
     PacketSource {
         #[serde(default)]
@@ -738,6 +741,10 @@ impl Workload {
                 size_check(rwnd_bytes, "rwnd_bytes", 1.0)
             }
             Workload::WebSessions(p) => p.validate(path, duration_s, path_rtt_ms),
+            Workload::PackmimeHttp(p) => {
+                p.validate(path, duration_s)?;
+                rtt_check(&p.rtt_ms)
+            }
             Workload::PacketSource { rate_pps, size_bytes, start_s, stop_s, .. } => {
                 positive(*rate_pps, &format!("{path}.rate_pps"))?;
                 size_check(size_bytes, "size_bytes", 0.0)?;

@@ -6,8 +6,10 @@
 //! stream of that workload. The network cannot change those draws, so two scenarios that
 //! differ only in queues or TCP settings offer exactly the same traffic (paired comparisons).
 
+pub mod packmime;
 pub mod web;
 
+pub use packmime::{PackMime, PackMimeParams};
 pub use web::{PageGapFrom, SessionStep, WebSessions, WebSessionsParams};
 
 use crate::engine::rng::{purpose, StreamId};
