@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from ._result import TABLES, Result
     from ._run import run
     from ._scenario import load_scenario
+    from .calibration import calibrate, resolve_load
     from .store import open_results, read_run, write_run
     from .sweep import load_sweep, run_sweep
 
@@ -42,6 +43,8 @@ _LAZY = {
     "Result": "._result",
     "run": "._run",
     "load_scenario": "._scenario",
+    "calibrate": ".calibration",
+    "resolve_load": ".calibration",
     "read_run": ".store",
     "write_run": ".store",
     "open_results": ".store",
@@ -66,11 +69,13 @@ __all__ = [
     "TABLES",
     "Result",
     "__version__",
+    "calibrate",
     "load_scenario",
     "load_sweep",
     "open",
     "open_results",
     "read_run",
+    "resolve_load",
     "run",
     "run_sweep",
     "write_run",

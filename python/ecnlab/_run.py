@@ -62,7 +62,8 @@ def run(
         KeyboardInterrupt: re-raised after the progress display is closed and the
             simulation dropped, when interrupted between chunks.
     """
-    if not isinstance(scenario, dict):
+    if not isinstance(scenario, dict) or "load" in scenario:
+        # A [load] table in a dict is resolved against the working directory.
         scenario = load_scenario(scenario)
     _check_seed(seed)
     if chunk_s is not None and not chunk_s > 0:

@@ -26,7 +26,9 @@ ScenarioSource = Union[str, Path, Mapping[str, Any]]
 """A scenario: the path of a TOML file, or a mapping of the same shape."""
 
 
-def load_scenario(source: ScenarioSource, overrides: Sequence[str] = ()) -> dict[str, Any]:
+def load_scenario(
+    source: ScenarioSource, overrides: Sequence[str] = (), *, resolve_load: bool = True
+) -> dict[str, Any]:
     """Load a scenario and apply overrides.
 
     Args:
@@ -38,6 +40,9 @@ def load_scenario(source: ScenarioSource, overrides: Sequence[str] = ()) -> dict
             The value is parsed as a TOML value (``10e6``, ``true``, ``"text"``,
             ``{ dist = "constant", value = 5 }``), falling back to the raw string
             (``droptail``).
+        resolve_load: replace a ``[load]`` table (``offered_load_mbps`` and a
+            ``calibration`` file, relative to the scenario file) by the rate knobs the
+            calibration gives (:func:`ecnlab.resolve_load`).
 
     Returns:
         The scenario as a plain dict, not yet validated (:func:`ecnlab.run` validates it).
@@ -47,10 +52,12 @@ def load_scenario(source: ScenarioSource, overrides: Sequence[str] = ()) -> dict
         ValueError: the file is not valid TOML, or an override is malformed or goes through
             a value that is neither a table nor an array.
     """
+    base_dir = Path()
     if isinstance(source, Mapping):
         scenario: dict[str, Any] = copy.deepcopy(dict(source))
     elif isinstance(source, (str, Path)):
         scenario = _read_toml(Path(source))
+        base_dir = Path(source).parent
     else:
         raise TypeError(f"scenario must be a TOML file path or a dict, not {type(source).__name__}")
     if isinstance(overrides, str):
@@ -58,6 +65,10 @@ def load_scenario(source: ScenarioSource, overrides: Sequence[str] = ()) -> dict
         overrides = [overrides]
     for override in overrides:
         apply_override(scenario, override)
+    if resolve_load and "load" in scenario:
+        from .calibration import resolve_load as resolve
+
+        scenario = resolve(scenario, base_dir)
     return scenario
 
 

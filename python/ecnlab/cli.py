@@ -1,4 +1,4 @@
-"""The ``ecnlab`` command line: run, validate, schema, bench, sweep, query, plot, report, model.
+"""The ``ecnlab`` command line: run, validate, calibrate, schema, bench, sweep, query, plot, report, model.
 
 Expected errors (invalid scenario, missing file, existing results) print one red line and
 exit with code 2, without a traceback.
@@ -126,6 +126,62 @@ def validate(scenario: ScenarioArg, sets: SetsOpt = None) -> None:
     except ValueError as e:
         _fail(f"{scenario}: {e}")
     typer.echo(json.dumps(json.loads(normalized), indent=2))
+
+
+@app.command()
+def calibrate(
+    scenario: ScenarioArg,
+    more_targets: Annotated[
+        Optional[list[float]],
+        typer.Argument(
+            help="Further target loads (Mb/s), after --target-mbps.", show_default=False
+        ),
+    ] = None,
+    target_mbps: Annotated[
+        Optional[list[float]],
+        typer.Option(
+            "--target-mbps", "-t", help="Target offered load (Mb/s); e.g. --target-mbps 90 98 105."
+        ),
+    ] = None,
+    out: Annotated[
+        Optional[Path],
+        typer.Option(
+            "--out", "-o", help="Calibration file (default: SCENARIO.calibration.json beside it)."
+        ),
+    ] = None,
+    seed: Annotated[int, typer.Option("--seed", min=0, help="Seed of the first run.")] = 1,
+    direction: Annotated[
+        str, typer.Option("--direction", help="Loaded direction: down or up.")
+    ] = "down",
+    sets: SetsOpt = None,
+) -> None:
+    """Find the arrival rates that offer each target load on an uncongested 1 Gb/s link."""
+    from .calibration import calibrate as calibrate_fn
+
+    targets = [*(target_mbps or []), *(more_targets or [])]
+    if not targets:
+        _fail("give at least one target load: --target-mbps 90 98 105")
+    try:
+        config = load_scenario(scenario, sets or (), resolve_load=False)
+        cal = calibrate_fn(config, targets, seed=seed, direction=direction, progress=None)
+        path = out or scenario.with_name(scenario.stem + ".calibration.json")
+        path.write_text(cal.to_json())
+    except (OSError, ValueError) as e:
+        _fail(f"{scenario}: {e}")
+    except KeyboardInterrupt:
+        err_console.print("[yellow]interrupted; nothing written[/]")
+        raise typer.Exit(EXIT_INTERRUPTED) from None
+    table = Table(title=f"calibration of {scenario} ({cal.direction}, 1 Gb/s bottleneck)")
+    table.add_column("target Mb/s", justify="right")
+    table.add_column("factor", justify="right")
+    for knob in cal.knobs:
+        table.add_column(knob, justify="right")
+    for t, f in cal.targets.items():
+        table.add_row(f"{t:g}", f"{f:.4g}", *(f"{v:.6g}" for v in cal.knob_values(t).values()))
+    out_console.print(table)
+    measured = ", ".join(f"{p.factor:.4g} -> {p.mbps:.4g} Mb/s" for p in cal.points)
+    out_console.print(f"runs: {measured}; slope {cal.slope_mbps:.6g} Mb/s per unit factor")
+    out_console.print(f"written to {path}")
 
 
 @app.command()

@@ -19,7 +19,7 @@ use crate::net::{DelayLine, Dumbbell, Hop, Link, LinkWake, Offer};
 use crate::packet::{Direction, Ecn, Packet, PacketId, PacketKind, PacketPool};
 use crate::scenario::{AqmConfig, ConfigError, QueueConfig, Scenario, Side, TcpConfig, Workload};
 use crate::tcp::{Endpoint, Role, SegmentCtx, TcpEvents, TcpParams};
-use crate::workload::{self, ConnSpec, ExchangeArrivals, FlowPlan, PacketSource};
+use crate::workload::{self, ConnSpec, ExchangeArrivals, FlowPlan, PackMime, PacketSource, SessionStep, WebSessions};
 
 const OFF: SimTime = SimTime::MAX;
 /// Bytes written by an application that sends "forever".
@@ -36,6 +36,12 @@ enum Ev {
     App { conn: u32, gen: u32, server: bool },
     BulkStart { workload: u32, flow: u32 },
     ExchangeArrival(u32),
+    /// A web session arrives (workload index).
+    SessionArrival(u32),
+    /// The next object of a web session is requested.
+    WebObject { workload: u32, slot: u32, gen: u32 },
+    /// The next page of a web session starts.
+    WebPage { workload: u32, slot: u32, gen: u32 },
     SourcePacket(u32),
     Warmup,
     Interval,
@@ -83,6 +89,10 @@ struct Conn {
     /// In-order bytes delivered (both ends) when the measurement window opened.
     delivered_at_warmup: u64,
     exchanges_done: u32,
+    /// The web session (slot, generation) this connection is an object of, and whether the
+    /// session has been told the object is done.
+    session: Option<(u32, u32)>,
+    session_told: bool,
     timer_at: [SimTime; 4],
     timer_gen: [u32; 4],
 }
@@ -189,6 +199,8 @@ struct Recorder {
 enum WorkloadState {
     Bulk(Vec<(SimTime, ConnSpec)>),
     Exchanges(ExchangeArrivals),
+    Web(WebSessions),
+    PackMime(PackMime),
     Source(PacketSource),
 }
 
@@ -347,6 +359,20 @@ impl Simulation {
                     }
                     WorkloadState::Exchanges(a)
                 }
+                Workload::WebSessions(p) => {
+                    let a = WebSessions::new(i, p, seed, sim.scenario.duration_s);
+                    if a.next_at < end {
+                        sim.events.push(a.next_at, Ev::SessionArrival(i));
+                    }
+                    WorkloadState::Web(a)
+                }
+                Workload::PackmimeHttp(p) => {
+                    let a = PackMime::new(i, p, seed, sim.scenario.duration_s);
+                    if a.next_at < end {
+                        sim.events.push(a.next_at, Ev::ExchangeArrival(i));
+                    }
+                    WorkloadState::PackMime(a)
+                }
                 Workload::PacketSource { .. } => {
                     let s = PacketSource::new(i, w, seed, sim.scenario.duration_s);
                     if s.next_at < end {
@@ -430,13 +456,20 @@ impl Simulation {
             }
             Ev::ExchangeArrival(w) => {
                 let (clients, servers) = (self.net.clients, self.net.servers);
-                let WorkloadState::Exchanges(a) = &mut self.workloads[w as usize] else { unreachable!() };
-                let (spec, next) = a.arrive(&self.scenario.workloads[w as usize], clients, servers);
+                let cfg = &self.scenario.workloads[w as usize];
+                let (spec, next) = match (&mut self.workloads[w as usize], cfg) {
+                    (WorkloadState::Exchanges(a), _) => a.arrive(cfg, clients, servers),
+                    (WorkloadState::PackMime(a), Workload::PackmimeHttp(p)) => a.arrive(p, clients, servers),
+                    _ => unreachable!(),
+                };
                 if let Some(t) = next.filter(|t| *t < self.end) {
                     self.events.push(t, Ev::ExchangeArrival(w));
                 }
                 self.open(spec, FlowKind::Exchanges);
             }
+            Ev::SessionArrival(w) => self.on_session_arrival(w),
+            Ev::WebObject { workload, slot, gen } => self.on_web_object(workload, slot, gen),
+            Ev::WebPage { workload, slot, gen } => self.on_web_page(workload, slot, gen),
             Ev::SourcePacket(w) => self.on_source(w),
             Ev::Warmup => self.on_warmup(),
             Ev::Interval => self.on_interval(),
@@ -689,6 +722,8 @@ impl Simulation {
                     marks: 0,
                     delivered_at_warmup: 0,
                     exchanges_done: 0,
+                    session: None,
+                    session_told: false,
                     timer_at: [OFF; 4],
                     timer_gen: [0; 4],
                 });
@@ -723,6 +758,8 @@ impl Simulation {
         c.marks = 0;
         c.delivered_at_warmup = 0;
         c.exchanges_done = 0;
+        c.session = spec.session;
+        c.session_told = false;
         c.timer_at = [OFF; 4];
         if let FlowPlan::Exchanges(ex) = &spec.plan {
             c.req_end = ex[0].request_bytes;
@@ -787,6 +824,11 @@ impl Simulation {
                         }
                     } else {
                         c.client.close();
+                        if let Some((slot, gen)) = c.session.filter(|_| !c.session_told) {
+                            c.session_told = true;
+                            let w = c.workload;
+                            self.web_object_done(w, slot, gen);
+                        }
                     }
                 }
                 let c = &mut self.conns[conn as usize];
@@ -881,6 +923,73 @@ impl Simulation {
         record_flow(&mut self.rec, now, c, completed.then_some(now));
         c.live = false;
         self.free_conns.push(conn);
+        if let Some((slot, gen)) = c.session.filter(|_| !c.session_told) {
+            // An object whose connection gave up is done for its page (as a failed download).
+            c.session_told = true;
+            let w = c.workload;
+            self.web_object_done(w, slot, gen);
+        }
+    }
+
+    // ----- web sessions -----
+
+    fn web(&mut self, w: u32) -> (&mut WebSessions, &crate::workload::WebSessionsParams) {
+        let WorkloadState::Web(a) = &mut self.workloads[w as usize] else { unreachable!() };
+        let Workload::WebSessions(p) = &self.scenario.workloads[w as usize] else { unreachable!() };
+        (a, p)
+    }
+
+    /// Schedules what a session does next.
+    fn session_step(&mut self, w: u32, slot: u32, gen: u32, step: SessionStep) {
+        let (t, ev) = match step {
+            SessionStep::ObjectAt(t) => (t, Ev::WebObject { workload: w, slot, gen }),
+            SessionStep::PageAt(t) => (t, Ev::WebPage { workload: w, slot, gen }),
+            SessionStep::Wait | SessionStep::Done => return,
+        };
+        if t < self.end {
+            self.events.push(t, ev);
+        }
+    }
+
+    fn on_session_arrival(&mut self, w: u32) {
+        let (now, clients, servers, end) = (self.now, self.net.clients, self.net.servers, self.end);
+        let (a, p) = self.web(w);
+        let (slot, step, next) = a.arrive(p, now, clients, servers);
+        let gen = a.gen(slot);
+        if let Some(t) = next.filter(|t| *t < end) {
+            self.events.push(t, Ev::SessionArrival(w));
+        }
+        self.session_step(w, slot, gen, step);
+    }
+
+    fn on_web_object(&mut self, w: u32, slot: u32, gen: u32) {
+        let (a, p) = self.web(w);
+        if a.gen(slot) != gen {
+            return;
+        }
+        let (spec, step) = a.next_object(p, slot);
+        self.session_step(w, slot, gen, step);
+        self.open(spec, FlowKind::Exchanges);
+    }
+
+    fn on_web_page(&mut self, w: u32, slot: u32, gen: u32) {
+        let (now, servers) = (self.now, self.net.servers);
+        let (a, p) = self.web(w);
+        if a.gen(slot) != gen {
+            return;
+        }
+        let step = a.start_page(p, slot, now, servers);
+        self.session_step(w, slot, gen, step);
+    }
+
+    fn web_object_done(&mut self, w: u32, slot: u32, gen: u32) {
+        let now = self.now;
+        let (a, p) = self.web(w);
+        if a.gen(slot) != gen {
+            return;
+        }
+        let step = a.object_done(p, slot, now);
+        self.session_step(w, slot, gen, step);
     }
 
     // ----- unresponsive sources -----

@@ -37,6 +37,10 @@ pub mod purpose {
     pub const SOURCE: u32 = 9;
     /// Which hosts of a side have ECN (`tcp.clients.ecn_fraction`); index 0 clients, 1 servers.
     pub const ECN_HOSTS: u32 = 10;
+    /// Web sessions: one child stream per session, forked in arrival order.
+    pub const SESSION: u32 = 11;
+    /// PackMime-HTTP's workload-level size series (b = 0 requests, 1 responses).
+    pub const PACKMIME_SIZES: u32 = 12;
 }
 
 #[derive(Clone, Debug)]

@@ -15,6 +15,7 @@ use crate::engine::time::{from_millis, from_secs, NS_PER_MS};
 use crate::tcp::cubic::{CubicParams, CubicRtt};
 use crate::tcp::params::{rfc3390_iw_segments, CcKind, EcnPlus, TcpParams};
 pub use dist::Dist;
+use crate::workload::{PackMimeParams, WebSessionsParams};
 
 /// A configuration error: `path (value) rule`.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -717,9 +718,14 @@ pub enum Workload {
         /// Per-flow propagation RTT (ms); the path RTT when absent.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         rtt_ms: Option<Dist>,
-        /// Receiver window of each flow (bytes).
+        /// Receiver window of each flow (bytes). It also caps the sender's window (the
+        /// congestion window stops growing at it), e.g. 30 packets x MSS for seed 001.
         #[serde(default = "default_rwnd")]
         rwnd_bytes: Dist,
+        /// Flow i runs between client and server (host_offset + i) mod the host counts, so
+        /// that several bulk workloads (flow groups) can use hosts of their own.
+        #[serde(default)]
+        host_offset: u32,
     },
     /// Request/response exchanges on connections opened by a Poisson process.
     Exchanges {
@@ -750,6 +756,12 @@ pub enum Workload {
         #[serde(default = "default_rwnd")]
         rwnd_bytes: Dist,
     },
+    /// Web sessions of pages of objects, one connection per object (Feldmann et al. as ns-2's
+    /// WebTraf; docs/models/workloads.md).
+    WebSessions(WebSessionsParams),
+    /// PackMime-HTTP connections, HTTP/1.0 or 1.1 (Cao et al. 2004 as in ns-2;
+    /// docs/models/workloads.md).
+    PackmimeHttp(PackMimeParams),
     /// Unresponsive packets injected at the router into the bottleneck queue.
     PacketSource {
         #[serde(default)]
@@ -826,6 +838,11 @@ impl Workload {
                 size_check(think_time_s, "think_time_s", 0.0)?;
                 rtt_check(rtt_ms)?;
                 size_check(rwnd_bytes, "rwnd_bytes", 1.0)
+            }
+            Workload::WebSessions(p) => p.validate(path, duration_s, path_rtt_ms),
+            Workload::PackmimeHttp(p) => {
+                p.validate(path, duration_s)?;
+                rtt_check(&p.rtt_ms)
             }
             Workload::PacketSource { rate_pps, size_bytes, start_s, stop_s, .. } => {
                 positive(*rate_pps, &format!("{path}.rate_pps"))?;

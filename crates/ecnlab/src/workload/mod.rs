@@ -6,6 +6,12 @@
 //! stream of that workload. The network cannot change those draws, so two scenarios that
 //! differ only in queues or TCP settings offer exactly the same traffic (paired comparisons).
 
+pub mod packmime;
+pub mod web;
+
+pub use packmime::{PackMime, PackMimeParams};
+pub use web::{PageGapFrom, SessionStep, WebSessions, WebSessionsParams};
+
 use crate::engine::rng::{purpose, StreamId};
 use crate::engine::time::{from_millis, from_secs};
 use crate::engine::{Rng, SimTime};
@@ -41,6 +47,8 @@ pub struct ConnSpec {
     pub rtt: Option<SimTime>,
     pub rwnd_bytes: u32,
     pub plan: FlowPlan,
+    /// The web session (slot, generation) this connection is an object of.
+    pub session: Option<(u32, u32)>,
 }
 
 fn direction(d: DirectionName) -> Direction {
@@ -60,7 +68,7 @@ fn draw_rwnd(d: &Dist, rng: &mut Rng) -> u32 {
 
 /// Long-lived flows: all drawn at set-up, each with its start time.
 pub fn bulk_flows(index: u32, w: &Workload, seed: u64, clients: u32, servers: u32) -> Vec<(SimTime, ConnSpec)> {
-    let Workload::Bulk { flows, direction: dir, bytes, start_s, start_jitter_s, rtt_ms, rwnd_bytes } = w else {
+    let Workload::Bulk { flows, direction: dir, bytes, start_s, start_jitter_s, rtt_ms, rwnd_bytes, host_offset } = w else {
         panic!("bulk_flows called with another workload kind");
     };
     let mut start_rng = Rng::stream(seed, StreamId { purpose: purpose::START, a: index, b: 0 });
@@ -71,11 +79,12 @@ pub fn bulk_flows(index: u32, w: &Workload, seed: u64, clients: u32, servers: u3
             let start = from_secs(start_s + start_jitter_s * start_rng.uniform());
             let spec = ConnSpec {
                 workload: index,
-                client: i % clients,
-                server: i % servers,
+                client: ((*host_offset as u64 + i as u64) % clients as u64) as u32,
+                server: ((*host_offset as u64 + i as u64) % servers as u64) as u32,
                 rtt: draw_rtt(rtt_ms, &mut rtt_rng),
                 rwnd_bytes: draw_rwnd(rwnd_bytes, &mut rwnd_rng),
                 plan: FlowPlan::Bulk { dir: direction(*dir), bytes: bytes.map(|b| b as u64) },
+                session: None,
             };
             (start, spec)
         })
@@ -139,7 +148,7 @@ impl ExchangeArrivals {
                 think: from_secs(think_time_s.sample(&mut r).max(0.0)),
             })
             .collect();
-        let spec = ConnSpec { workload: self.index, client, server, rtt, rwnd_bytes: rwnd, plan: FlowPlan::Exchanges(exchanges) };
+        let spec = ConnSpec { workload: self.index, client, server, rtt, rwnd_bytes: rwnd, plan: FlowPlan::Exchanges(exchanges), session: None };
         let gap = from_secs(self.arrivals.exponential(1.0 / arrival_rate_per_s)).max(1);
         self.next_at += gap;
         (spec, (self.next_at <= self.stop).then_some(self.next_at))
@@ -248,9 +257,14 @@ mod tests {
             start_jitter_s: 0.0,
             rtt_ms: None,
             rwnd_bytes: Dist::constant(1e5),
+            host_offset: 0,
         };
         let f = bulk_flows(0, &w, 1, 2, 3);
         assert_eq!(f.iter().map(|(_, s)| (s.client, s.server)).collect::<Vec<_>>(), vec![(0, 0), (1, 1), (0, 2), (1, 0), (0, 1)]);
         assert!(f.iter().all(|(t, _)| *t == 2_000_000_000));
+        let Workload::Bulk { flows, direction, bytes, start_s, start_jitter_s, rtt_ms, rwnd_bytes, .. } = w else { unreachable!() };
+        let w = Workload::Bulk { flows, direction, bytes, start_s, start_jitter_s, rtt_ms, rwnd_bytes, host_offset: 4 };
+        let f = bulk_flows(0, &w, 1, 10, 10);
+        assert_eq!(f.iter().map(|(_, s)| (s.client, s.server)).collect::<Vec<_>>(), vec![(4, 4), (5, 5), (6, 6), (7, 7), (8, 8)]);
     }
 }

@@ -1,0 +1,110 @@
+"""Offered-load calibration: the API, the [load] table and the CLI, on real simulations."""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+from typing import Any
+
+import ecnlab
+import pytest
+from ecnlab.calibration import Calibration, calibrate, measure_load_mbps, resolve_load
+from ecnlab.cli import app
+from typer.testing import CliRunner
+
+# Web sessions of one page of two objects with exponential sizes: many short sessions, so a
+# few hundred simulated seconds measure the load to a fraction of a percent (the default
+# heavy-tailed sizes need hours, spec workloads 1.4).
+CAL: dict[str, Any] = {
+    "name": "cal-test",
+    "duration_s": 300.0,
+    "warmup_s": 20.0,
+    "topology": {"clients": 10, "servers": 10, "bottleneck": {"rate_bps": 1e8, "delay_ms": 1}},
+    "workloads": [
+        {
+            "kind": "web_sessions",
+            "session_rate_per_s": 100.0,
+            "pages_per_session": {"dist": "constant", "value": 1},
+            "objects_per_page": {"dist": "constant", "value": 2},
+            "inter_object_s": {"dist": "exponential", "mean": 0.1},
+            "object_bytes": {"dist": "exponential", "mean": 5000},
+        }
+    ],
+    "metrics": {"interval_s": 1.0, "queue_sample_ms": 0},
+}
+
+
+@pytest.fixture(scope="module")
+def cal() -> Calibration:
+    return calibrate(CAL, [10.0, 20.0], seed=1)
+
+
+def _at(mbps: float, c: Calibration, seed: int) -> float:
+    sc = copy.deepcopy(CAL)
+    sc["topology"]["bottleneck"]["rate_bps"] = 1e9
+    sc["workloads"][0]["session_rate_per_s"] = c.knob_values(mbps)["workloads.0.session_rate_per_s"]
+    return measure_load_mbps(ecnlab.run(sc, seed))
+
+
+@pytest.mark.parametrize(("target", "seed"), [(10.0, 101), (20.0, 102)])
+def test_calibration_hits_its_target_with_another_seed(
+    cal: Calibration, target: float, seed: int
+) -> None:
+    got = _at(target, cal, seed)
+    assert abs(got - target) / target < 0.02, (got, target)
+
+
+def test_load_table_resolves_through_a_stored_calibration(cal: Calibration, tmp_path: Path) -> None:
+    (tmp_path / "c.json").write_text(cal.to_json())
+    again = Calibration.from_json((tmp_path / "c.json").read_text())
+    assert again.slope_mbps == pytest.approx(cal.slope_mbps)
+    sc = copy.deepcopy(CAL)
+    sc["load"] = {"offered_load_mbps": 15, "calibration": "c.json"}
+    out = resolve_load(sc, tmp_path)
+    assert "load" not in out
+    assert out["workloads"][0]["session_rate_per_s"] == pytest.approx(100 * 15 / cal.slope_mbps)
+    # A TOML scenario finds its calibration beside it.
+    toml = tmp_path / "s.toml"
+    toml.write_text(
+        '[load]\noffered_load_mbps = 15\ncalibration = "c.json"\n'
+        "[topology.bottleneck]\nrate_bps = 1e8\n"
+        '[[workloads]]\nkind = "web_sessions"\nsession_rate_per_s = 100\n'
+    )
+    assert ecnlab.load_scenario(toml)["workloads"][0]["session_rate_per_s"] == pytest.approx(
+        100 * 15 / cal.slope_mbps
+    )
+    # The calibration describes rate 100 only.
+    sc["workloads"][0]["session_rate_per_s"] = 50
+    with pytest.raises(ValueError, match=r"was made for knobs"):
+        resolve_load(sc, tmp_path)
+    with pytest.raises(
+        ValueError, match=r"load.offered_load_mbps \(-1\) must be a positive number"
+    ):
+        resolve_load({**CAL, "load": {"offered_load_mbps": -1, "calibration": "c.json"}}, tmp_path)
+    with pytest.raises(ValueError, match=r"load.rate: unknown field"):
+        resolve_load({**CAL, "load": {"rate": 1}}, tmp_path)
+
+
+def test_calibrate_needs_a_rate_knob() -> None:
+    sc = copy.deepcopy(CAL)
+    sc["workloads"] = [{"kind": "bulk", "flows": 1}]
+    with pytest.raises(ValueError, match="no workload with a rate knob"):
+        calibrate(sc, [10.0])
+
+
+def test_cli_calibrate_prints_and_stores(tmp_path: Path) -> None:
+    toml = tmp_path / "w.toml"
+    toml.write_text(
+        "duration_s = 30\nwarmup_s = 5\n[topology.bottleneck]\nrate_bps = 1e8\n"
+        '[[workloads]]\nkind = "exchanges"\narrival_rate_per_s = 50\n'
+        'response_bytes = { dist = "exponential", mean = 10000 }\n'
+    )
+    r = CliRunner().invoke(app, ["calibrate", str(toml), "--target-mbps", "5", "8"])
+    assert r.exit_code == 0, r.output
+    assert "workloads.0.arrival_rate_per_s" in r.output
+    stored = json.loads((tmp_path / "w.calibration.json").read_text())
+    assert [t["target_mbps"] for t in stored["targets"]] == [5.0, 8.0]
+    r = CliRunner().invoke(app, ["calibrate", str(toml)])
+    assert r.exit_code == 2
+    assert "at least one target" in r.output
