@@ -15,7 +15,7 @@ use crate::engine::time::{from_millis, from_secs, NS_PER_MS};
 use crate::tcp::cubic::{CubicParams, CubicRtt};
 use crate::tcp::params::{rfc3390_iw_segments, CcKind, EcnPlus, TcpParams};
 pub use dist::Dist;
-use crate::workload::{PackMimeParams, WebSessionsParams};
+use crate::workload::{PackMimeParams, TpcwParams, WebSessionsParams};
 
 /// A configuration error: `path (value) rule`.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -663,6 +663,8 @@ pub enum Workload {
     /// PackMime-HTTP connections, HTTP/1.0 or 1.1 (Cao et al. 2004 as in ns-2;
     /// docs/models/workloads.md).
     PackmimeHttp(PackMimeParams),
+    /// A closed population of TPC-W emulated browsers (browsing mix; docs/models/workloads.md).
+    TpcwBrowsers(TpcwParams),
     /// Unresponsive packets injected at the router into the bottleneck queue.
     PacketSource {
         #[serde(default)]
@@ -741,6 +743,10 @@ impl Workload {
                 size_check(rwnd_bytes, "rwnd_bytes", 1.0)
             }
             Workload::WebSessions(p) => p.validate(path, duration_s, path_rtt_ms),
+            Workload::TpcwBrowsers(p) => {
+                p.validate(path)?;
+                rtt_check(&p.rtt_ms)
+            }
             Workload::PackmimeHttp(p) => {
                 p.validate(path, duration_s)?;
                 rtt_check(&p.rtt_ms)

@@ -435,7 +435,7 @@ impl PackMime {
                 }
             }
         }
-        let spec = ConnSpec { workload: self.index, client, server, rtt, rwnd_bytes: rwnd, plan: FlowPlan::Exchanges(exchanges), session: None };
+        let spec = ConnSpec { workload: self.index, client, server, rtt, rwnd_bytes: rwnd, plan: FlowPlan::Exchanges(exchanges), session: None, browser: None };
         self.next_at += self.gap();
         (spec, (self.next_at <= self.stop).then_some(self.next_at))
     }
