@@ -108,3 +108,18 @@ def test_cli_calibrate_prints_and_stores(tmp_path: Path) -> None:
     r = CliRunner().invoke(app, ["calibrate", str(toml)])
     assert r.exit_code == 2
     assert "at least one target" in r.output
+
+
+def test_browser_population_is_calibrated_in_whole_browsers() -> None:
+    sc: dict[str, Any] = {
+        "duration_s": 60.0,
+        "warmup_s": 25.0,
+        "topology": {"clients": 10, "servers": 2, "bottleneck": {"rate_bps": 1e8}},
+        "workloads": [{"kind": "tpcw_browsers", "browsers": 40}],
+        "metrics": {"queue_sample_ms": 0},
+    }
+    c = calibrate(sc, [2.0], seed=3)
+    # 40 browsers x 33 kB per 7 s page cycle: about 1.5 Mb/s of payload.
+    assert 1.0 < c.points[0].mbps < 2.5, c.points
+    assert all(abs(p.factor * 40 - round(p.factor * 40)) < 1e-9 for p in c.points)
+    assert c.targets[2.0] == pytest.approx(2.0 / c.slope_mbps)
