@@ -206,7 +206,7 @@ enum WorkloadState {
     Bulk(Vec<(SimTime, ConnSpec)>),
     Exchanges(ExchangeArrivals),
     Web(WebSessions),
-    PackMime(PackMime),
+    PackMime(Box<PackMime>),
     Browsers(Browsers),
     Source(PacketSource),
 }
@@ -376,7 +376,7 @@ impl Simulation {
                     if a.next_at < end {
                         sim.events.push(a.next_at, Ev::ExchangeArrival(i));
                     }
-                    WorkloadState::PackMime(a)
+                    WorkloadState::PackMime(Box::new(a))
                 }
                 Workload::PacketSource { .. } => {
                     let s = PacketSource::new(i, w, seed, sim.scenario.duration_s);

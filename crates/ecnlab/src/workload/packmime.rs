@@ -263,7 +263,7 @@ impl Fsd {
                 self.phi[j] = a - ptt * b;
                 self.phi[t - j] = b - ptt * a;
             }
-            if t % 2 == 0 && t >= 2 {
+            if t.is_multiple_of(2) && t >= 2 {
                 let j = t / 2;
                 self.phi[j] -= ptt * self.phi[j];
             }
