@@ -108,3 +108,44 @@ def test_cli_calibrate_prints_and_stores(tmp_path: Path) -> None:
     r = CliRunner().invoke(app, ["calibrate", str(toml)])
     assert r.exit_code == 2
     assert "at least one target" in r.output
+
+
+def test_browser_population_is_calibrated_in_whole_browsers() -> None:
+    sc: dict[str, Any] = {
+        "duration_s": 60.0,
+        "warmup_s": 25.0,
+        "topology": {"clients": 10, "servers": 2, "bottleneck": {"rate_bps": 1e8}},
+        "workloads": [{"kind": "tpcw_browsers", "browsers": 40}],
+        "metrics": {"queue_sample_ms": 0},
+    }
+    c = calibrate(sc, [2.0], seed=3)
+    # 40 browsers x 33 kB per 7 s page cycle: about 1.5 Mb/s of payload.
+    assert 1.0 < c.points[0].mbps < 2.5, c.points
+    assert all(abs(p.factor * 40 - round(p.factor * 40)) < 1e-9 for p in c.points)
+    assert c.targets[2.0] == pytest.approx(2.0 / c.slope_mbps)
+
+
+def test_sweep_axis_over_offered_load(tmp_path: Path) -> None:
+    from ecnlab.sweep import load_sweep
+
+    c = Calibration(
+        knobs={"workloads.0.session_rate_per_s": 10.0},
+        direction="down",
+        duration_s=100.0,
+        warmup_s=10.0,
+        slope_mbps=5.0,
+    )
+    (tmp_path / "c.json").write_text(c.to_json())
+    (tmp_path / "s.toml").write_text(
+        '[load]\noffered_load_mbps = 15\ncalibration = "c.json"\n'
+        "[topology.bottleneck]\nrate_bps = 1e8\n"
+        '[[workloads]]\nkind = "web_sessions"\nsession_rate_per_s = 10\n'
+    )
+    (tmp_path / "sweep.toml").write_text(
+        'base = "s.toml"\n[[axes]]\nname = "load"\npath = "load.offered_load_mbps"\nvalues = [5, 20]\n'
+    )
+    rates = [
+        r.scenario["workloads"][0]["session_rate_per_s"]
+        for r in load_sweep(tmp_path / "sweep.toml").runs()
+    ]
+    assert rates == pytest.approx([10.0, 40.0])

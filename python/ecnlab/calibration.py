@@ -8,8 +8,9 @@ uncongested 1 Gb/s link. :func:`calibrate` does exactly that: it runs the scenar
 link counter sees them), and scales the workloads' rate knobs to reach each target.
 
 Rate knobs, scaled together by one factor: ``web_sessions.session_rate_per_s``,
-``exchanges.arrival_rate_per_s``, ``packmime_http.rate_per_s``, ``packet_source.rate_pps``. Bulk flows are not scaled (their
-load is set by the network, not by a rate). On an uncongested link the load is proportional to
+``exchanges.arrival_rate_per_s``, ``packmime_http.rate_per_s``, ``packet_source.rate_pps``, and the population
+``tpcw_browsers.browsers`` (rounded to whole browsers). Bulk flows are not scaled (their load is
+set by the network, not by a rate). On an uncongested link the load is proportional to
 the arrival rate (every arrival brings the same expected bytes), so the factor for a target
 is ``target / slope`` with ``slope`` fitted through the origin on every measured point; each
 target is then measured once more (``refine``) and the fit redone with that point.
@@ -51,6 +52,7 @@ KNOBS: dict[str, str] = {
     "exchanges": "arrival_rate_per_s",
     "packmime_http": "rate_per_s",
     "packet_source": "rate_pps",
+    "tpcw_browsers": "browsers",
 }
 """The rate field of each workload kind that calibration scales."""
 
@@ -143,7 +145,8 @@ def _knobs(scenario: dict[str, Any]) -> dict[str, float]:
 def _set_knobs(scenario: dict[str, Any], values: dict[str, float]) -> None:
     for path, v in values.items():
         _, i, name = path.split(".")
-        scenario["workloads"][int(i)][name] = v
+        # A population is a whole number of browsers.
+        scenario["workloads"][int(i)][name] = max(1, round(v)) if name == "browsers" else v
 
 
 def measure_load_mbps(result: Any, direction: str = "down") -> float:
@@ -206,6 +209,10 @@ def calibrate(
     def measure(factor: float, s: int) -> float:
         sc = copy.deepcopy(base)
         _set_knobs(sc, {k: v * factor for k, v in knobs.items()})
+        # The factor actually run (a population is rounded to whole browsers).
+        k0, v0 = next(iter(knobs.items()))
+        _, i, name = k0.split(".")
+        factor = sc["workloads"][int(i)][name] / v0
         mbps = measure_load_mbps(run(sc, s, progress=progress), direction)
         cal.points.append(CalibrationPoint(factor=factor, mbps=mbps, seed=s))
         return mbps

@@ -232,6 +232,15 @@ class Sweep:
         if reference and self.reference is not None:
             for path, value in self.reference.set.items():
                 set_path(scenario, path, value, context=f"{self.path}: [reference.set] {path!r}")
+        if "load" in scenario:
+            # A [load] table (an axis may set load.offered_load_mbps) becomes rate knobs here,
+            # its calibration file found beside the base scenario.
+            from .calibration import resolve_load
+
+            try:
+                scenario = resolve_load(scenario, self.base.parent)
+            except (OSError, ValueError) as e:
+                raise SweepError(f"{self.path}: {where}: {e}") from None
         return scenario
 
 

@@ -19,7 +19,7 @@ use crate::net::{DelayLine, Dumbbell, Hop, Link, LinkWake, Offer};
 use crate::packet::{Direction, Ecn, Packet, PacketId, PacketKind, PacketPool};
 use crate::scenario::{AqmConfig, ConfigError, QueueConfig, Scenario, Side, TcpConfig, Workload};
 use crate::tcp::{Endpoint, Role, SegmentCtx, TcpEvents, TcpParams};
-use crate::workload::{self, ConnSpec, ExchangeArrivals, FlowPlan, PackMime, PacketSource, SessionStep, WebSessions};
+use crate::workload::{self, Browsers, ConnSpec, ExchangeArrivals, FlowPlan, PackMime, PacketSource, SessionStep, WebSessions};
 
 const OFF: SimTime = SimTime::MAX;
 /// Bytes written by an application that sends "forever".
@@ -40,6 +40,8 @@ enum Ev {
     SessionArrival(u32),
     /// The next object of a web session is requested.
     WebObject { workload: u32, slot: u32, gen: u32 },
+    /// A TPC-W browser starts a session.
+    BrowserStart { workload: u32, browser: u32 },
     /// The next page of a web session starts.
     WebPage { workload: u32, slot: u32, gen: u32 },
     SourcePacket(u32),
@@ -93,6 +95,10 @@ struct Conn {
     /// session has been told the object is done.
     session: Option<(u32, u32)>,
     session_told: bool,
+    /// The TPC-W browser of this connection, until the browser closes it.
+    browser: Option<u32>,
+    /// The client has a request out and waits for its response (false while it thinks).
+    waiting: bool,
     timer_at: [SimTime; 4],
     timer_gen: [u32; 4],
 }
@@ -200,7 +206,8 @@ enum WorkloadState {
     Bulk(Vec<(SimTime, ConnSpec)>),
     Exchanges(ExchangeArrivals),
     Web(WebSessions),
-    PackMime(PackMime),
+    PackMime(Box<PackMime>),
+    Browsers(Browsers),
     Source(PacketSource),
 }
 
@@ -366,12 +373,21 @@ impl Simulation {
                     }
                     WorkloadState::Web(a)
                 }
+                Workload::TpcwBrowsers(p) => {
+                    let b = Browsers::new(i, p, seed, clients, servers);
+                    for (k, t) in b.starts.iter().enumerate() {
+                        if *t < end {
+                            sim.events.push(*t, Ev::BrowserStart { workload: i, browser: k as u32 });
+                        }
+                    }
+                    WorkloadState::Browsers(b)
+                }
                 Workload::PackmimeHttp(p) => {
                     let a = PackMime::new(i, p, seed, sim.scenario.duration_s);
                     if a.next_at < end {
                         sim.events.push(a.next_at, Ev::ExchangeArrival(i));
                     }
-                    WorkloadState::PackMime(a)
+                    WorkloadState::PackMime(Box::new(a))
                 }
                 Workload::PacketSource { .. } => {
                     let s = PacketSource::new(i, w, seed, sim.scenario.duration_s);
@@ -470,6 +486,7 @@ impl Simulation {
             Ev::SessionArrival(w) => self.on_session_arrival(w),
             Ev::WebObject { workload, slot, gen } => self.on_web_object(workload, slot, gen),
             Ev::WebPage { workload, slot, gen } => self.on_web_page(workload, slot, gen),
+            Ev::BrowserStart { workload, browser } => self.on_browser_start(workload, browser),
             Ev::SourcePacket(w) => self.on_source(w),
             Ev::Warmup => self.on_warmup(),
             Ev::Interval => self.on_interval(),
@@ -724,6 +741,8 @@ impl Simulation {
                     exchanges_done: 0,
                     session: None,
                     session_told: false,
+                    browser: None,
+                    waiting: false,
                     timer_at: [OFF; 4],
                     timer_gen: [0; 4],
                 });
@@ -760,6 +779,8 @@ impl Simulation {
         c.exchanges_done = 0;
         c.session = spec.session;
         c.session_told = false;
+        c.browser = spec.browser;
+        c.waiting = matches!(spec.plan, FlowPlan::Exchanges(_));
         c.timer_at = [OFF; 4];
         if let FlowPlan::Exchanges(ex) = &spec.plan {
             c.req_end = ex[0].request_bytes;
@@ -806,7 +827,8 @@ impl Simulation {
                 if ev.established {
                     c.client.write(ex[0].request_bytes);
                 }
-                if ev.delivered && (c.client_cur as usize) < ex.len() && c.client.delivered_bytes() >= c.resp_end {
+                if ev.delivered && c.waiting && (c.client_cur as usize) < ex.len() && c.client.delivered_bytes() >= c.resp_end {
+                    c.waiting = false;
                     // The response of the current exchange is complete.
                     let done = ex[c.client_cur as usize];
                     c.exchanges_done += 1;
@@ -822,6 +844,9 @@ impl Simulation {
                         } else {
                             self.events.push(now + done.think, Ev::App { conn, gen, server: false });
                         }
+                    } else if c.browser.is_some() {
+                        // A browser's page is complete: it thinks, then asks for the next one.
+                        self.browser_page_done(conn);
                     } else {
                         c.client.close();
                         if let Some((slot, gen)) = c.session.filter(|_| !c.session_told) {
@@ -846,6 +871,7 @@ impl Simulation {
         let next = ex[c.client_cur as usize];
         c.resp_end += next.response_bytes;
         c.ex_start = self.now;
+        c.waiting = true;
         c.ex_rtos = c.rtos();
         c.ex_index = self.rec.next_exchange;
         self.rec.next_exchange += 1;
@@ -916,18 +942,68 @@ impl Simulation {
         let now = self.now;
         let c = &mut self.conns[conn as usize];
         if let FlowPlan::Exchanges(ex) = &c.plan {
-            if (c.client_cur as usize) < ex.len() {
+            // An exchange whose request is not out yet (the client thinks) did not start.
+            if c.waiting && (c.client_cur as usize) < ex.len() {
                 record_exchange(&mut self.rec, c, None);
             }
         }
         record_flow(&mut self.rec, now, c, completed.then_some(now));
         c.live = false;
         self.free_conns.push(conn);
+        if let Some(b) = c.browser.take() {
+            // The browser's connection failed: it starts a new session after a think time.
+            let w = c.workload;
+            let WorkloadState::Browsers(a) = &mut self.workloads[w as usize] else { unreachable!() };
+            let Workload::TpcwBrowsers(p) = &self.scenario.workloads[w as usize] else { unreachable!() };
+            let t = now + a.retry_after(p, b);
+            if t < self.end {
+                self.events.push(t, Ev::BrowserStart { workload: w, browser: b });
+            }
+            return;
+        }
         if let Some((slot, gen)) = c.session.filter(|_| !c.session_told) {
             // An object whose connection gave up is done for its page (as a failed download).
             c.session_told = true;
             let w = c.workload;
             self.web_object_done(w, slot, gen);
+        }
+    }
+
+    // ----- TPC-W browsers -----
+
+    fn on_browser_start(&mut self, w: u32, b: u32) {
+        let now = self.now;
+        let WorkloadState::Browsers(a) = &mut self.workloads[w as usize] else { unreachable!() };
+        let Workload::TpcwBrowsers(p) = &self.scenario.workloads[w as usize] else { unreachable!() };
+        let spec = a.start_session(p, b, now);
+        self.open(spec, FlowKind::Exchanges);
+    }
+
+    /// The browser of `conn` has its whole page: the next page after a think time, on the
+    /// same connection, or the end of its session.
+    fn browser_page_done(&mut self, conn: u32) {
+        let now = self.now;
+        let c = &mut self.conns[conn as usize];
+        let (w, b, gen) = (c.workload, c.browser.expect("a browser connection"), c.gen);
+        let WorkloadState::Browsers(a) = &mut self.workloads[w as usize] else { unreachable!() };
+        let Workload::TpcwBrowsers(p) = &self.scenario.workloads[w as usize] else { unreachable!() };
+        let (think, next) = a.page_done(p, b, now);
+        match next {
+            Some(ex) => {
+                // The server has answered everything so far: the next request is this one.
+                c.req_end += ex[0].request_bytes;
+                if let FlowPlan::Exchanges(v) = &mut c.plan {
+                    v.extend(ex);
+                }
+                self.events.push(now + think, Ev::App { conn, gen, server: false });
+            }
+            None => {
+                c.browser = None;
+                c.client.close();
+                if now + think < self.end {
+                    self.events.push(now + think, Ev::BrowserStart { workload: w, browser: b });
+                }
+            }
         }
     }
 
@@ -1117,7 +1193,7 @@ impl Simulation {
             if self.conns[i].live {
                 let c = &mut self.conns[i];
                 if let FlowPlan::Exchanges(ex) = &c.plan {
-                    if (c.client_cur as usize) < ex.len() {
+                    if c.waiting && (c.client_cur as usize) < ex.len() {
                         record_exchange(&mut self.rec, c, None);
                     }
                 }

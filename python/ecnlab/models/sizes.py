@@ -107,9 +107,7 @@ class BoundedPareto(SizeDistribution):
         return _bounded_pareto_mean(self.low, self.high, self.shape)
 
     def to_scenario(self) -> dict[str, Any]:
-        # The scenario format has no bounded Pareto; simulate it as its own workload
-        # through quantiles (see ecnlab.models.validate).
-        raise ValueError("a bounded Pareto has no scenario distribution; use quantiles")
+        return {"dist": "bounded_pareto", "low": self.low, "high": self.high, "shape": self.shape}
 
 
 @dataclass(frozen=True)
@@ -150,7 +148,11 @@ class Mixture(SizeDistribution):
         return sum(w * p.mean_bytes() for p, w in zip(self.parts, self.weights))
 
     def to_scenario(self) -> dict[str, Any]:
-        raise ValueError("a mixture is simulated as one workload per part")
+        return {
+            "dist": "mixture",
+            "parts": [p.to_scenario() for p in self.parts],
+            "weights": list(self.weights),
+        }
 
 
 def _bounded_pareto_mean(low: float, high: float, a: float) -> float:

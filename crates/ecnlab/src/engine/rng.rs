@@ -41,6 +41,8 @@ pub mod purpose {
     pub const SESSION: u32 = 11;
     /// PackMime-HTTP's workload-level size series (b = 0 requests, 1 responses).
     pub const PACKMIME_SIZES: u32 = 12;
+    /// TPC-W browsers: one child stream per browser, forked at set-up.
+    pub const BROWSER: u32 = 13;
 }
 
 #[derive(Clone, Debug)]

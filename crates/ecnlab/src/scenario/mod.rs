@@ -15,7 +15,7 @@ use crate::engine::time::{from_millis, from_secs, NS_PER_MS};
 use crate::tcp::cubic::{CubicParams, CubicRtt};
 use crate::tcp::params::{rfc3390_iw_segments, CcKind, EcnPlus, TcpParams};
 pub use dist::Dist;
-use crate::workload::{PackMimeParams, WebSessionsParams};
+use crate::workload::{PackMimeParams, TpcwParams, WebSessionsParams};
 
 /// A configuration error: `path (value) rule`.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -762,6 +762,8 @@ pub enum Workload {
     /// PackMime-HTTP connections, HTTP/1.0 or 1.1 (Cao et al. 2004 as in ns-2;
     /// docs/models/workloads.md).
     PackmimeHttp(PackMimeParams),
+    /// A closed population of TPC-W emulated browsers (browsing mix; docs/models/workloads.md).
+    TpcwBrowsers(TpcwParams),
     /// Unresponsive packets injected at the router into the bottleneck queue.
     PacketSource {
         #[serde(default)]
@@ -840,6 +842,10 @@ impl Workload {
                 size_check(rwnd_bytes, "rwnd_bytes", 1.0)
             }
             Workload::WebSessions(p) => p.validate(path, duration_s, path_rtt_ms),
+            Workload::TpcwBrowsers(p) => {
+                p.validate(path)?;
+                rtt_check(&p.rtt_ms)
+            }
             Workload::PackmimeHttp(p) => {
                 p.validate(path, duration_s)?;
                 rtt_check(&p.rtt_ms)
@@ -1074,6 +1080,25 @@ mod tests {
     }
 
     #[test]
+    fn new_workload_kinds_name_bad_fields() {
+        let e = with(r#"{"workloads": [{"kind": "web_sessions", "session_rate_per_s": 0}]}"#).unwrap_err();
+        assert_eq!(e.to_string(), "workloads[0].session_rate_per_s (0) must be positive");
+        let e = with(r#"{"workloads": [{"kind": "web_sessions", "session_rate_per_s": 1, "inter_page_s": {"dist": "pareto", "mean": 1, "shape": 1}}]}"#)
+            .unwrap_err();
+        assert_eq!(e.to_string(), "workloads[0].inter_page_s.shape (1) must be above 1 (the mean is infinite otherwise)");
+        let e = with(r#"{"workloads": [{"kind": "web_sessions", "session_rate_per_s": 1, "pages": 3}]}"#).unwrap_err();
+        assert!(e.to_string().contains("unknown field `pages`"), "{e}");
+        let e = with(r#"{"workloads": [{"kind": "packmime_http", "rate_per_s": 10, "p_persistent": 2}]}"#).unwrap_err();
+        assert_eq!(e.to_string(), "workloads[0].p_persistent (2) must be in [0, 1]");
+        let e = with(r#"{"workloads": [{"kind": "tpcw_browsers", "browsers": 0}]}"#).unwrap_err();
+        assert_eq!(e.to_string(), "workloads[0].browsers (0) must be in [1, 10000000]");
+        // The default web RTTs (10-150 ms) must be above the path's propagation RTT.
+        let e = with(r#"{"topology": {"bottleneck": {"delay_ms": 20}}, "workloads": [{"kind": "web_sessions", "session_rate_per_s": 1}]}"#)
+            .unwrap_err();
+        assert!(e.to_string().starts_with("workloads[0].rtt_ms (10) can be below the path's propagation RTT (40 ms)"), "{e}");
+    }
+
+    #[test]
     fn profiles_bundle_their_defaults_and_fields_override() {
         let s = with(r#"{"tcp": {"profile": "linux", "min_rto_s": 0.3}}"#).unwrap();
         let p = s.tcp.resolve();
@@ -1085,7 +1110,7 @@ mod tests {
     #[test]
     fn schema_mentions_every_section() {
         let schema = json_schema();
-        for key in ["topology", "bottleneck", "workloads", "packet_source", "lomax", "seed-2005"] {
+        for key in ["topology", "bottleneck", "workloads", "packet_source", "lomax", "seed-2005", "web_sessions", "packmime_http", "tpcw_browsers", "mixture", "bounded_pareto"] {
             assert!(schema.contains(key), "{key}");
         }
     }

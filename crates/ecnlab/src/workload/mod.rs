@@ -7,9 +7,11 @@
 //! differ only in queues or TCP settings offer exactly the same traffic (paired comparisons).
 
 pub mod packmime;
+pub mod tpcw;
 pub mod web;
 
 pub use packmime::{PackMime, PackMimeParams};
+pub use tpcw::{Browsers, TpcwParams};
 pub use web::{PageGapFrom, SessionStep, WebSessions, WebSessionsParams};
 
 use crate::engine::rng::{purpose, StreamId};
@@ -49,6 +51,8 @@ pub struct ConnSpec {
     pub plan: FlowPlan,
     /// The web session (slot, generation) this connection is an object of.
     pub session: Option<(u32, u32)>,
+    /// The TPC-W browser this connection belongs to.
+    pub browser: Option<u32>,
 }
 
 fn direction(d: DirectionName) -> Direction {
@@ -85,6 +89,7 @@ pub fn bulk_flows(index: u32, w: &Workload, seed: u64, clients: u32, servers: u3
                 rwnd_bytes: draw_rwnd(rwnd_bytes, &mut rwnd_rng),
                 plan: FlowPlan::Bulk { dir: direction(*dir), bytes: bytes.map(|b| b as u64) },
                 session: None,
+                browser: None,
             };
             (start, spec)
         })
@@ -148,7 +153,7 @@ impl ExchangeArrivals {
                 think: from_secs(think_time_s.sample(&mut r).max(0.0)),
             })
             .collect();
-        let spec = ConnSpec { workload: self.index, client, server, rtt, rwnd_bytes: rwnd, plan: FlowPlan::Exchanges(exchanges), session: None };
+        let spec = ConnSpec { workload: self.index, client, server, rtt, rwnd_bytes: rwnd, plan: FlowPlan::Exchanges(exchanges), session: None, browser: None };
         let gap = from_secs(self.arrivals.exponential(1.0 / arrival_rate_per_s)).max(1);
         self.next_at += gap;
         (spec, (self.next_at <= self.stop).then_some(self.next_at))

@@ -263,7 +263,7 @@ impl Fsd {
                 self.phi[j] = a - ptt * b;
                 self.phi[t - j] = b - ptt * a;
             }
-            if t % 2 == 0 && t >= 2 {
+            if t.is_multiple_of(2) && t >= 2 {
                 let j = t / 2;
                 self.phi[j] -= ptt * self.phi[j];
             }
@@ -435,7 +435,7 @@ impl PackMime {
                 }
             }
         }
-        let spec = ConnSpec { workload: self.index, client, server, rtt, rwnd_bytes: rwnd, plan: FlowPlan::Exchanges(exchanges), session: None };
+        let spec = ConnSpec { workload: self.index, client, server, rtt, rwnd_bytes: rwnd, plan: FlowPlan::Exchanges(exchanges), session: None, browser: None };
         self.next_at += self.gap();
         (spec, (self.next_at <= self.stop).then_some(self.next_at))
     }

@@ -329,6 +329,7 @@ impl WebSessions {
                     think: 0,
                 }]),
                 session: Some((slot, s.gen)),
+                browser: None,
             };
             s.pending.push(PendingObject { at, spec });
         }
