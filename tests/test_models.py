@@ -16,6 +16,7 @@ from conftest import assert_one_line_error, invoke
 from ecnlab import models
 from ecnlab.models import buffer_sizing as buf
 from ecnlab.models import throughput as tput
+from ecnlab.models.figures import BETAS
 from ecnlab.models.mxm1 import (
     BurstModel,
     burst_pmf,
@@ -24,7 +25,6 @@ from ecnlab.models.mxm1 import (
     moments,
     queue_pmf,
 )
-from ecnlab.models.figures import BETAS
 from ecnlab.models.sizes import WEB, general_tcp_mix
 from ecnlab.models.validate import (
     run_many,

@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     from .store import open_results, read_run, write_run
     from .sweep import load_sweep, run_sweep
 
-    open = open_results  # noqa: A001
+    open = open_results
 
 # The public names load their modules on first use (PEP 562), so ``import ecnlab._core`` or a
 # CLI command that needs no tables does not pay for importing pyarrow.

@@ -11,16 +11,17 @@ run time, so they are spelled in a form Python 3.9 can evaluate (``Optional``, n
 import json
 import math
 from pathlib import Path
-from typing import Annotated, Any, NoReturn, Optional
+from typing import Annotated, Any, Optional
 
 import pyarrow.compute as pc
 import typer
-from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
 from . import _core
 from . import bench as bench_mod
+from ._cli_common import EXIT_INTERRUPTED, command_group, err_console, out_console
+from ._cli_common import fail as _fail
 from ._result import Result
 from ._run import run as run_scenario
 from ._scenario import load_scenario
@@ -29,29 +30,10 @@ from .store import CorruptRunError, RunExistsError, StoreError, check_out_dir, w
 
 __all__ = ["app", "median_response_time", "summary_table"]
 
-app = typer.Typer(
-    name="ecnlab",
-    help="Packet-level laboratory for ECN, AQM and TCP congestion control.",
-    no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
-    rich_markup_mode=None,
-)
-
-out_console = Console()
-err_console = Console(stderr=True)
-
+app = command_group("ecnlab", "Packet-level laboratory for ECN, AQM and TCP congestion control.")
 app.add_typer(model_app, name="model")
 
-EXIT_ERROR = 2
-EXIT_INTERRUPTED = 130
-
 _SETS_HELP = "Override a scenario field, e.g. topology.bottleneck.rate_bps=10e6 (repeatable)."
-
-
-def _fail(message: str) -> NoReturn:
-    err_console.print(f"[bold red]error:[/] [red]{escape(message)}[/]", soft_wrap=True)
-    raise typer.Exit(EXIT_ERROR)
 
 
 def _load(path: Path, sets: Optional[list[str]]) -> dict[str, Any]:

@@ -8,34 +8,22 @@ bad value prints one red line and exits with code 2.
 
 import json
 from pathlib import Path
-from typing import Annotated, Any, Callable, NoReturn, Optional
+from typing import Annotated, Any, Callable, Optional
 
 import typer
-from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from .._cli_common import EXIT_INTERRUPTED, command_group, err_console, out_console
+from .._cli_common import fail as _fail
+
 __all__ = ["model_app"]
 
-model_app = typer.Typer(
-    name="model",
-    help="Analytical models: M^[X]/M/1 queueing, buffer sizing, TCP throughput.",
-    no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
-    rich_markup_mode=None,
+model_app = command_group(
+    "model", "Analytical models: M^[X]/M/1 queueing, buffer sizing, TCP throughput."
 )
 
-_out = Console()
-_err = Console(stderr=True)
-EXIT_ERROR = 2
-
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON object.")]
-
-
-def _fail(message: str) -> NoReturn:
-    _err.print(f"[bold red]error:[/] [red]{escape(message)}[/]", soft_wrap=True)
-    raise typer.Exit(EXIT_ERROR)
 
 
 def _emit(compute: Callable[[], dict[str, Any]], as_json: bool, title: str) -> None:
@@ -53,7 +41,7 @@ def _emit(compute: Callable[[], dict[str, Any]], as_json: bool, title: str) -> N
         if key == "model":
             continue
         table.add_row(key, f"{value:.6g}" if isinstance(value, float) else str(value))
-    _out.print(table)
+    out_console.print(table)
 
 
 @model_app.command("mx-m-1")
@@ -166,11 +154,11 @@ def figures_cmd(
     if unknown:
         _fail(f"--only ({', '.join(unknown)}) must be among {', '.join(EXPERIMENTS)}")
     try:
-        written = run_experiments(out, chosen, quick=quick, workers=workers, log=_err.print)
+        written = run_experiments(out, chosen, quick=quick, workers=workers, log=err_console.print)
     except OSError as e:
         _fail(str(e))
     except KeyboardInterrupt:
-        _err.print("[yellow]interrupted[/]")
-        raise typer.Exit(130) from None
+        err_console.print("[yellow]interrupted[/]")
+        raise typer.Exit(EXIT_INTERRUPTED) from None
     for path in written:
-        _out.print(escape(str(path)))
+        out_console.print(escape(str(path)))

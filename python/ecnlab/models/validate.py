@@ -216,8 +216,7 @@ def run_many(
 
 # --- one long-lived flow against the buffer (seed 002 Fig. 1) ---------------------------
 
-# The scenario field that sets NewReno's loss backoff factor, once the simulator has one
-# (issue 3 adds it); until then only beta = 0.5 can be simulated.
+
 def one_flow_scenario(
     buffer_pkts: int,
     *,

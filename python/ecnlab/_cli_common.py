@@ -1,0 +1,32 @@
+"""What every ``ecnlab`` command group shares: consoles, exit codes, the one-line error."""
+
+from typing import NoReturn
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+
+EXIT_ERROR = 2
+"""Bad input: an invalid scenario or option, a missing file, existing results."""
+EXIT_INTERRUPTED = 130
+
+out_console = Console()
+err_console = Console(stderr=True)
+
+
+def command_group(name: str, help: str) -> typer.Typer:
+    """A typer app with the CLI's settings: no completion, plain help, no pretty tracebacks."""
+    return typer.Typer(
+        name=name,
+        help=help,
+        no_args_is_help=True,
+        add_completion=False,
+        pretty_exceptions_enable=False,
+        rich_markup_mode=None,
+    )
+
+
+def fail(message: str) -> NoReturn:
+    """Print one red ``error:`` line on stderr and exit with :data:`EXIT_ERROR`."""
+    err_console.print(f"[bold red]error:[/] [red]{escape(message)}[/]", soft_wrap=True)
+    raise typer.Exit(EXIT_ERROR)
