@@ -208,12 +208,9 @@ impl AqmAlgorithm for Aecn {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::aqm::tests::packet;
-    use crate::packet::{Ecn, PacketKind};
+    use crate::aqm::tests::flow_packet;
+    use crate::packet::Ecn;
 
-    fn flow_packet(flow: u32, size: u32) -> Packet {
-        Packet { flow, ..packet(PacketKind::Data, size, Ecn::Ect0) }
-    }
 
     #[test]
     fn max_p_scales_with_flows_squared_and_with_each_flows_rate_squared() {
@@ -223,7 +220,7 @@ mod tests {
         // Window 0: four flows; flow 0 sends 3000 B, the others 1000 B (mean 1500 B).
         for (flow, n) in [(0, 3), (1, 1), (2, 1), (3, 1)] {
             for _ in 0..n {
-                a.on_enqueue(&q, &flow_packet(flow, 1000), 1_000);
+                a.on_enqueue(&q, &flow_packet(flow, 1000, Ecn::Ect0), 1_000);
             }
         }
         // In window 1 the counts of window 0 apply: 4 flows against n_ref 2 -> max_p 0.1 * 4.
@@ -234,7 +231,7 @@ mod tests {
         assert_eq!(a.flow_max_p(3000), 1.0);
         assert!((a.flow_max_p(1000) - 0.4 * 4.0 / 9.0).abs() < 1e-12);
         // A flow's own entry carries its previous-window bytes into the next window.
-        assert_eq!(a.count(&flow_packet(1, 1000)), 1000);
+        assert_eq!(a.count(&flow_packet(1, 1000, Ecn::Ect0)), 1000);
         // After a silent window everything starts over.
         a.roll(350_000_000);
         assert_eq!(a.stats.flows, 0);

@@ -228,13 +228,11 @@ impl AqmAlgorithm for Afd {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::aqm::tests::packet;
-    use crate::packet::{Ecn, PacketKind};
+    use crate::aqm::tests::flow_packet;
+    use crate::packet::Ecn;
 
     fn pkt(flow: u32) -> Packet {
-        let mut p = packet(PacketKind::Data, 1500, Ecn::NotEct);
-        p.flow = flow;
-        p
+        flow_packet(flow, 1500, Ecn::NotEct)
     }
 
     #[test]

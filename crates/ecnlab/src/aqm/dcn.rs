@@ -306,13 +306,11 @@ impl AqmAlgorithm for Dcn {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::aqm::tests::packet;
-    use crate::packet::{Ecn, PacketKind};
+    use crate::aqm::tests::flow_packet;
+    use crate::packet::Ecn;
 
     fn pkt(flow: u32) -> Packet {
-        let mut p = packet(PacketKind::Data, 1500, Ecn::NotEct);
-        p.flow = flow;
-        p
+        flow_packet(flow, 1500, Ecn::NotEct)
     }
     const MS: SimTime = 1_000_000;
 

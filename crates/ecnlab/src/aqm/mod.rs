@@ -522,6 +522,11 @@ mod tests {
         }
     }
 
+    /// A data packet of flow `flow` (generation 0), for the per-flow AQMs.
+    pub(crate) fn flow_packet(flow: u32, size: u32, ecn: Ecn) -> Packet {
+        Packet { flow, ..packet(PacketKind::Data, size, ecn) }
+    }
+
     /// An AQM that signals every packet: shows the queue's mark-or-drop rule.
     struct AlwaysSignal(bool);
     impl AqmAlgorithm for AlwaysSignal {

@@ -208,13 +208,11 @@ impl AqmAlgorithm for Rio {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::aqm::tests::packet;
-    use crate::packet::{Ecn, PacketKind};
+    use crate::aqm::tests::flow_packet;
+    use crate::packet::Ecn;
 
     fn pkt(flow: u32) -> Packet {
-        let mut p = packet(PacketKind::Data, 1000, Ecn::NotEct);
-        p.flow = flow;
-        p
+        flow_packet(flow, 1000, Ecn::NotEct)
     }
 
     #[test]
