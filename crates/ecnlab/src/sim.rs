@@ -681,7 +681,7 @@ impl Simulation {
         let server = which >= 2;
         let params = &self.params[c.params_index(server)];
         let e = if server { &mut c.server } else { &mut c.client };
-        let deadline = if which % 2 == 0 { e.rto_at } else { e.delack_at };
+        let deadline = if which.is_multiple_of(2) { e.rto_at } else { e.delack_at };
         if deadline > self.now {
             // The deadline moved later since this event was scheduled: re-arm.
             if deadline != OFF {
@@ -690,7 +690,7 @@ impl Simulation {
             return;
         }
         let mut ctx = SegmentCtx { now: self.now, pool: &mut self.pool, out: &mut self.out, params };
-        let ev = if which % 2 == 0 {
+        let ev = if which.is_multiple_of(2) {
             e.on_rto(&mut ctx)
         } else {
             e.on_delack();
@@ -894,19 +894,20 @@ impl Simulation {
                 }
             }
             FlowPlan::Exchanges(ex) => {
-                if ev.delivered && (c.server_cur as usize) < ex.len() {
-                    if c.server.delivered_bytes() >= c.req_end {
-                        let e = ex[c.server_cur as usize];
-                        c.server_cur += 1;
-                        if let Some(next) = ex.get(c.server_cur as usize) {
-                            c.req_end += next.request_bytes;
-                        }
-                        if e.server_delay == 0 {
-                            c.server.write(e.response_bytes);
-                        } else {
-                            let gen = c.gen;
-                            self.events.push(self.now + e.server_delay, Ev::App { conn, gen, server: true });
-                        }
+                if ev.delivered
+                    && (c.server_cur as usize) < ex.len()
+                    && c.server.delivered_bytes() >= c.req_end
+                {
+                    let e = ex[c.server_cur as usize];
+                    c.server_cur += 1;
+                    if let Some(next) = ex.get(c.server_cur as usize) {
+                        c.req_end += next.request_bytes;
+                    }
+                    if e.server_delay == 0 {
+                        c.server.write(e.response_bytes);
+                    } else {
+                        let gen = c.gen;
+                        self.events.push(self.now + e.server_delay, Ev::App { conn, gen, server: true });
                     }
                 }
             }

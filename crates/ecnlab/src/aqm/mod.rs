@@ -550,7 +550,7 @@ mod tests {
     #[test]
     fn packet_limit_overflows_and_counts_by_kind() {
         let mut pool = PacketPool::new();
-        let mut q = Queue::new(Some(2), None, Aqm::DropTail(DropTail::default()));
+        let mut q = Queue::new(Some(2), None, Aqm::DropTail(DropTail));
         let ids: Vec<_> = (0..3)
             .map(|i| {
                 let kind = if i == 2 { PacketKind::SynAck } else { PacketKind::Data };
@@ -569,7 +569,7 @@ mod tests {
     #[test]
     fn byte_limit_and_occupancy_integral() {
         let mut pool = PacketPool::new();
-        let mut q = Queue::new(None, Some(2500), Aqm::DropTail(DropTail::default()));
+        let mut q = Queue::new(None, Some(2500), Aqm::DropTail(DropTail));
         let a = pool.alloc(packet(PacketKind::Data, 1500, Ecn::NotEct));
         let b = pool.alloc(packet(PacketKind::Data, 1500, Ecn::NotEct));
         let c = pool.alloc(packet(PacketKind::Ack, 40, Ecn::NotEct));

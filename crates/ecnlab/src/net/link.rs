@@ -259,7 +259,7 @@ mod tests {
         let mut pool = PacketPool::new();
         let mut dropped = Vec::new();
         // 1000 B at 8 Mb/s: 1 ms to serialize; 5 ms of propagation.
-        let queue = Queue::new(Some(10), None, Aqm::DropTail(DropTail::default()));
+        let queue = Queue::new(Some(10), None, Aqm::DropTail(DropTail));
         let mut link = Link::new(8_000_000, 5_000_000, queue, 0.0, Rng::from_seed(1));
         let (a, b, c) = (packet(&mut pool, 1000), packet(&mut pool, 1000), packet(&mut pool, 1000));
 

@@ -377,7 +377,7 @@ mod tests {
     #[test]
     fn abe_backs_off_less_on_an_echo_than_on_a_loss() {
         let p = CubicParams { beta_ecn: 0.85, ..Default::default() };
-        let mut c = Cubic::new(p.clone());
+        let mut c = Cubic::new(p);
         let mut w = Window { cwnd: 100 * MSS, ssthresh: u64::MAX, mss: MSS };
         // The echo that ends slow start uses beta_ecn too (spec 19).
         c.on_congestion_event(&mut w, Signal::Ecn, 100 * MSS, 0);
@@ -388,7 +388,7 @@ mod tests {
         // Fast convergence uses beta_cubic whatever the signal: 85 * 1.7 / 2, the reduced
         // window itself after an echo with the whole window in flight, so K = 0.
         let mut w = Window { cwnd: 100 * MSS, ssthresh: 100 * MSS, mss: MSS };
-        let mut c = Cubic::new(p.clone());
+        let mut c = Cubic::new(p);
         c.state.w_max = 120.0;
         c.on_congestion_event(&mut w, Signal::Ecn, 100 * MSS, 0);
         assert_eq!(c.state.w_max, 100.0 * 1.7 / 2.0);
