@@ -1,4 +1,5 @@
-"""The ``ecnlab`` command line: run, validate, calibrate, schema, bench, sweep, query, plot, report, model.
+"""The ``ecnlab`` command line: run, validate, calibrate, schema, bench, sweep, query, plot, report,
+reproduce, model.
 
 Expected errors (invalid scenario, missing file, existing results) print one red line and
 exit with code 2, without a traceback.
@@ -481,3 +482,95 @@ def report(
     except (OSError, CorruptRunError, StoreError) as e:
         _fail(str(e))
     err_console.print(f"wrote {escape(str(written))}")
+
+
+@app.command()
+def reproduce(
+    study: Annotated[
+        str,
+        typer.Argument(help="The study: ecn-plus, heterogeneous, abe or dcn.", show_default=False),
+    ],
+    quick: Annotated[
+        bool, typer.Option("--quick", help="Short runs that decide every claim (default).")
+    ] = False,
+    full: Annotated[
+        bool, typer.Option("--full", help="The paper's durations and grids; small spreads.")
+    ] = False,
+    out: Annotated[
+        Optional[Path],
+        typer.Option("--out", "-o", help="Output folder (default results/STUDY-MODE; resumed)."),
+    ] = None,
+    jobs: Annotated[
+        Optional[int], typer.Option("--jobs", "-j", min=1, help="Runs at once (default: CPUs).")
+    ] = None,
+    backend: Annotated[
+        str, typer.Option("--backend", help="local (process pool) or dask.")
+    ] = "local",
+    scheduler: Annotated[
+        Optional[str],
+        typer.Option("--scheduler", help="Dask scheduler address; default: a LocalCluster."),
+    ] = None,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bars.")] = False,
+) -> None:
+    """Reproduce a seed study: run its sweeps (resumable), then write claims.json,
+    figures/, tables/ and report.html, and print every claim beside the paper's value."""
+    from . import reproduce as repro
+
+    if quick and full:
+        _fail("--quick and --full exclude each other")
+    if scheduler and backend != "dask":
+        _fail("--scheduler needs --backend dask")
+    mode = "full" if full else "quick"
+    try:
+        chosen = repro.get_study(study)
+    except KeyError as e:
+        _fail(str(e.args[0]))
+
+    def on_part(i: int, n: int, name: str, runs: int) -> None:
+        err_console.print(escape(f"[{i}/{n}] {name}: {runs} runs"), soft_wrap=True)
+
+    try:
+        report = repro.reproduce(
+            chosen,
+            mode,
+            out,
+            jobs=jobs,
+            backend=backend,
+            scheduler=scheduler,
+            progress=False if quiet else None,
+            on_part=on_part,
+        )
+    except (OSError, ValueError) as e:
+        _fail(str(e))
+    except KeyboardInterrupt:
+        err_console.print(
+            "[yellow]interrupted; the runs stored so far are kept, "
+            "run the same command again to resume[/]"
+        )
+        raise typer.Exit(EXIT_INTERRUPTED) from None
+    table = Table(title=escape(f"{chosen.title}: {mode} reproduction"))
+    for col in ("id", "claim", "paper", "ours (mean ± sd)", "holds"):
+        table.add_column(col, overflow="fold")
+    for c in report.claims:
+        table.add_row(
+            escape(c.id),
+            escape(c.claim),
+            escape(repro.format_value(c.paper)),
+            escape(repro.format_value(c.ours)),
+            "yes" if c.passed else "[bold red]NO[/]",
+        )
+    out_console.print(table)
+    held = sum(c.passed for c in report.claims)
+    err_console.print(
+        escape(
+            f"{held} of {len(report.claims)} claims hold; {report.wall_s:.0f} s; "
+            f"claims.json, figures/, tables/, report.html in {report.out}; write-up {chosen.doc}"
+        ),
+        soft_wrap=True,
+    )
+    if report.failed_runs:
+        err_console.print(
+            f"[bold red]error:[/] [red]{report.failed_runs} runs failed (errors/ in each "
+            "sweep folder); run the same command again to retry them[/]"
+        )
+        raise typer.Exit(1)

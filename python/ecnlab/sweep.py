@@ -72,6 +72,7 @@ __all__ = [
     "SweepReport",
     "load_sweep",
     "run_sweep",
+    "sweep_from_dict",
 ]
 
 BACKENDS = ("local", "dask")
@@ -259,6 +260,21 @@ def load_sweep(path: str | Path) -> Sweep:
         raise FileNotFoundError(f"sweep file not found: {file}") from None
     except ValueError as e:
         raise SweepError(str(e).replace("scenario file", "sweep file")) from None
+    return sweep_from_dict(raw, file)
+
+
+def sweep_from_dict(raw: dict[str, Any], path: str | Path) -> Sweep:
+    """Check a sweep definition given as a dict (the contents of a sweep file).
+
+    ``path`` is where the definition notionally lives: a relative ``base`` and the
+    calibration files of a ``[load]`` table are found beside it, and messages name it.
+    ``base`` may also be the base scenario itself (a table) rather than a file.
+
+    Raises:
+        FileNotFoundError: the base scenario file does not exist.
+        SweepError: the definition breaks a rule; the message names ``path`` and the key.
+    """
+    file = Path(path)
 
     def fail(message: str) -> SweepError:
         return SweepError(f"{file}: {message}")
@@ -266,12 +282,19 @@ def load_sweep(path: str | Path) -> Sweep:
     unknown = sorted(set(raw) - _TOP_KEYS)
     if unknown:
         raise fail(f"unknown key {unknown[0]!r} (expected {', '.join(sorted(_TOP_KEYS))})")
-    if not isinstance(raw.get("base"), str):
-        raise fail("'base' (the path of the base scenario, relative to this file) is required")
-    base = (file.parent / raw["base"]).resolve()
-    if not base.is_file():
-        raise FileNotFoundError(f"{file}: base scenario not found: {base}")
-    base_scenario = _read_toml(base)
+    if isinstance(raw.get("base"), dict):
+        base = file
+        base_scenario = _copy(raw["base"])
+    elif isinstance(raw.get("base"), str):
+        base = (file.parent / raw["base"]).resolve()
+        if not base.is_file():
+            raise FileNotFoundError(f"{file}: base scenario not found: {base}")
+        base_scenario = _read_toml(base)
+    else:
+        raise fail(
+            "'base' (the path of the base scenario, relative to this file, or the scenario "
+            "itself as a table) is required"
+        )
 
     seeds = _seeds(raw.get("seeds", [1]), fail)
     axes = tuple(_axis(i, a, fail) for i, a in enumerate(_list(raw.get("axes", []), "axes", fail)))

@@ -1,0 +1,58 @@
+"""Reproductions of the seed studies: ``ecnlab reproduce NAME [--quick | --full]``.
+
+Each study is a module with a ``STUDY`` object (:class:`Study`); :data:`STUDIES` maps the CLI
+name to the module, imported only when asked for. The shared machinery (parts run as
+resumable sweeps, ``claims.json``, figures, the HTML report) is in :mod:`._study`; the
+write-ups are in ``docs/reproduction/``.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+from ._study import (
+    MODES,
+    Claim,
+    Findings,
+    Results,
+    Study,
+    StudyReport,
+    claim,
+    format_value,
+    per_seed,
+    reproduce,
+    summary,
+)
+
+__all__ = [
+    "MODES",
+    "STUDIES",
+    "Claim",
+    "Findings",
+    "Results",
+    "Study",
+    "StudyReport",
+    "claim",
+    "format_value",
+    "get_study",
+    "per_seed",
+    "reproduce",
+    "summary",
+]
+
+STUDIES: dict[str, str] = {}
+"""CLI name -> module (relative to this package) defining ``STUDY``."""
+
+
+def get_study(name: str) -> Study:
+    """The study called ``name``.
+
+    Raises:
+        KeyError: no such study; the message lists the known ones.
+    """
+    if name not in STUDIES:
+        known = ", ".join(sorted(STUDIES)) or "none yet"
+        raise KeyError(f"unknown study {name!r} (known: {known})")
+    module = importlib.import_module(STUDIES[name], __name__)
+    study: Study = module.STUDY
+    return study
