@@ -103,6 +103,14 @@ COLUMNS: dict[str, dict[str, str]] = {
         "bin_end_ms": "float",
         "packets": "int",
     },
+    "flow_samples": {
+        "t_s": "float",
+        "flow": "int",
+        "cwnd_bytes": "int",
+        "ssthresh_bytes": "float",
+        "srtt_ms": "float",
+        "delivered_bytes": "int",
+    },
 }
 
 SUMMARY_KEYS = (
@@ -142,8 +150,8 @@ def test_returns_every_table(small_result: ecnlab.Result) -> None:
     for name in ecnlab.TABLES:
         table = getattr(small_result, name)
         assert table is small_result.tables[name]
-        # DropTail has no control variables to sample.
-        if name != "aqm_samples":
+        # DropTail has no control variables to sample; flow samples are off by default.
+        if name not in ("aqm_samples", "flow_samples"):
             assert table.num_rows > 0, f"{name} is empty"
 
 

@@ -16,7 +16,16 @@ if TYPE_CHECKING:
 
 __all__ = ["TABLES", "Result", "run_id", "tables_from_native"]
 
-TABLES = ("exchanges", "flows", "links", "queue_counts", "queue_samples", "aqm_samples", "sojourn")
+TABLES = (
+    "exchanges",
+    "flows",
+    "links",
+    "queue_counts",
+    "queue_samples",
+    "aqm_samples",
+    "sojourn",
+    "flow_samples",
+)
 """The tables every run returns (``docs/results.md``), in their usual order."""
 
 # dtype tag from the native module -> (arrow type, bytes per value)
@@ -93,6 +102,11 @@ class Result:
     def sojourn(self) -> pa.Table:
         """Histogram of the time packets waited in each bottleneck queue."""
         return self.tables["sojourn"]
+
+    @property
+    def flow_samples(self) -> pa.Table:
+        """Per-flow window, RTT and bytes every ``metrics.flow_sample_ms`` (empty when off)."""
+        return self.tables["flow_samples"]
 
     @property
     def run_id(self) -> str:

@@ -48,6 +48,7 @@ enum Ev {
     Warmup,
     Interval,
     Sample,
+    FlowSample,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -178,11 +179,25 @@ struct FlowRows {
     exchanges: Vec<u64>,
 }
 
+/// Rows of the `flow_samples` table: each live connection's sender, every `flow_sample_ms`.
+#[derive(Default)]
+struct FlowSampleRows {
+    t_s: Vec<f64>,
+    flow: Vec<u64>,
+    cwnd_bytes: Vec<u64>,
+    ssthresh_bytes: Vec<f64>,
+    srtt_ms: Vec<f64>,
+    delivered_bytes: Vec<u64>,
+}
+
 /// What the run measures besides the per-flow state.
 struct Recorder {
     warmup: SimTime,
     interval: SimTime,
     sample_every: SimTime,
+    /// Period of the flow samples (0: off).
+    flow_every: SimTime,
+    flow_samples: FlowSampleRows,
     sojourn_bin: SimTime,
     sojourn_bins: usize,
     exchanges: ExchangeRows,
@@ -214,8 +229,11 @@ enum WorkloadState {
 pub struct Simulation {
     scenario: Scenario,
     /// Endpoint parameter sets: [clients, clients without ECN, servers, servers without ECN]
-    /// (the second of a side is used only with `ecn_fraction`).
-    params: [TcpParams; 4],
+    /// (the second of a side is used only with `ecn_fraction`), then a (client, server) pair
+    /// per bulk workload with a `tcp` table of its own.
+    params: Vec<TcpParams>,
+    /// The (client, server) parameter sets of each workload's flows, if it has its own.
+    workload_params: Vec<Option<(u8, u8)>>,
     /// Parameter set of each client and server host.
     client_params: Vec<u8>,
     server_params: Vec<u8>,
@@ -299,6 +317,8 @@ impl Simulation {
             warmup,
             interval: from_secs(m.interval_s).max(1),
             sample_every: from_millis(m.queue_sample_ms),
+            flow_every: from_millis(m.flow_sample_ms),
+            flow_samples: FlowSampleRows::default(),
             sojourn_bin,
             sojourn_bins,
             exchanges: ExchangeRows::default(),
@@ -315,12 +335,13 @@ impl Simulation {
             next_exchange: 0,
         };
         let mut sim = Simulation {
-            params: [
+            params: vec![
                 host_params(&scenario.tcp, Side::Clients, true),
                 host_params(&scenario.tcp, Side::Clients, false),
                 host_params(&scenario.tcp, Side::Servers, true),
                 host_params(&scenario.tcp, Side::Servers, false),
             ],
+            workload_params: Vec::new(),
             client_params: host_classes(&scenario.tcp, Side::Clients, t.clients, seed),
             server_params: host_classes(&scenario.tcp, Side::Servers, t.servers, seed),
             path_rtt: from_millis(scenario.path_rtt_ms()),
@@ -350,6 +371,19 @@ impl Simulation {
         };
         let (clients, servers) = (sim.net.clients, sim.net.servers);
         for (i, w) in sim.scenario.workloads.clone().iter().enumerate() {
+            let own = match w {
+                Workload::Bulk { tcp: Some(o), .. } if sim.params.len() < 255 => {
+                    let n = sim.params.len() as u8;
+                    sim.params.push(sim.scenario.tcp.side(Side::Clients).overlay(o).resolve());
+                    sim.params.push(sim.scenario.tcp.side(Side::Servers).overlay(o).resolve());
+                    Some((n, n + 1))
+                }
+                Workload::Bulk { tcp: Some(_), .. } => {
+                    return Err(ConfigError { path: format!("workloads[{i}].tcp"), value: String::new(), rule: "at most 125 workloads may have a tcp table".into() });
+                }
+                _ => None,
+            };
+            sim.workload_params.push(own);
             let i = i as u32;
             let state = match w {
                 Workload::Bulk { .. } => {
@@ -491,6 +525,7 @@ impl Simulation {
             Ev::Warmup => self.on_warmup(),
             Ev::Interval => self.on_interval(),
             Ev::Sample => self.on_sample(),
+            Ev::FlowSample => self.on_flow_sample(),
         }
     }
 
@@ -756,8 +791,8 @@ impl Simulation {
         c.flow_id = self.next_flow;
         self.next_flow += 1;
         c.live = true;
-        c.client_params = self.client_params[spec.client as usize];
-        c.server_params = self.server_params[spec.server as usize];
+        (c.client_params, c.server_params) = self.workload_params[spec.workload as usize]
+            .unwrap_or((self.client_params[spec.client as usize], self.server_params[spec.server as usize]));
         c.client = Endpoint::new(Role::Client, id, gen, rwnd, &self.params[c.client_params as usize]);
         c.server = Endpoint::new(Role::Server, id, gen, rwnd, &self.params[c.server_params as usize]);
         c.route = route;
@@ -1118,6 +1153,9 @@ impl Simulation {
         if self.rec.sample_every > 0 {
             self.events.push(self.now, Ev::Sample);
         }
+        if self.rec.flow_every > 0 {
+            self.events.push(self.now, Ev::FlowSample);
+        }
     }
 
     fn on_interval(&mut self) {
@@ -1156,6 +1194,26 @@ impl Simulation {
         }
         if self.now + self.rec.sample_every <= self.end {
             self.events.push(self.now + self.rec.sample_every, Ev::Sample);
+        }
+    }
+
+    /// One row per live connection: its sender's window, slow-start threshold and smoothed RTT,
+    /// and the bytes its receiver has delivered in order (a timer, never per packet).
+    fn on_flow_sample(&mut self) {
+        let t = to_secs(self.now);
+        let r = &mut self.rec.flow_samples;
+        for c in self.conns.iter().filter(|c| c.live) {
+            let (sender, receiver) = if c.sender_is_client() { (&c.client, &c.server) } else { (&c.server, &c.client) };
+            let w = sender.window();
+            r.t_s.push(t);
+            r.flow.push(c.flow_id);
+            r.cwnd_bytes.push(w.cwnd);
+            r.ssthresh_bytes.push(if w.ssthresh == u64::MAX { f64::INFINITY } else { w.ssthresh as f64 });
+            r.srtt_ms.push(sender.srtt().map_or(f64::NAN, |s| s as f64 / 1e6));
+            r.delivered_bytes.push(receiver.delivered_bytes());
+        }
+        if self.now + self.rec.flow_every <= self.end {
+            self.events.push(self.now + self.rec.flow_every, Ev::FlowSample);
         }
     }
 
@@ -1209,6 +1267,7 @@ impl Simulation {
         results.tables.push(self.samples_table());
         results.tables.push(self.aqm_samples_table());
         results.tables.push(self.sojourn_table());
+        results.tables.push(self.flow_samples_table());
         results.summary = self.summary(&results);
         results
     }
@@ -1342,6 +1401,17 @@ impl Simulation {
             .with("t_s", Column::F64(s.1))
             .with("variable", Column::Str(s.2))
             .with("value", Column::F64(s.3))
+    }
+
+    fn flow_samples_table(&mut self) -> Table {
+        let r = std::mem::take(&mut self.rec.flow_samples);
+        Table::new("flow_samples")
+            .with("t_s", Column::F64(r.t_s))
+            .with("flow", Column::U64(r.flow))
+            .with("cwnd_bytes", Column::U64(r.cwnd_bytes))
+            .with("ssthresh_bytes", Column::F64(r.ssthresh_bytes))
+            .with("srtt_ms", Column::F64(r.srtt_ms))
+            .with("delivered_bytes", Column::U64(r.delivered_bytes))
     }
 
     fn sojourn_table(&self) -> Table {
@@ -1584,6 +1654,11 @@ fn record_flow(rec: &mut Recorder, now: SimTime, c: &Conn, end: Option<SimTime>)
 }
 
 impl Conn {
+    /// The end that sends the bulk of the data: the client of an upload, else the server.
+    fn sender_is_client(&self) -> bool {
+        matches!(self.plan, FlowPlan::Bulk { dir: Direction::Up, .. })
+    }
+
     #[inline]
     fn params_index(&self, server: bool) -> usize {
         (if server { self.server_params } else { self.client_params }) as usize

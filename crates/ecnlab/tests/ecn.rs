@@ -174,3 +174,74 @@ fn abe_recovers_throughput_that_ecn_alone_loses_over_codel() {
     assert!(u0 < 0.9, "ECN with beta 0.5 under-uses the link: {u0}");
     assert!(u1 > u0 + 0.05, "ABE {u1} vs ECN {u0}");
 }
+
+#[test]
+fn flow_samples_trace_the_window_without_changing_the_run() {
+    // One NewReno ABE flow through CoDel with ECN, sampled every 50 ms.
+    let codel = json!({"kind": "codel", "ecn": true});
+    let base = one_flow(10e6, 100.0, 1000, codel, json!({"ecn": true, "abe": true, "beta_ecn": 0.8}), 20.0);
+    let mut sampled = base.clone();
+    merge(&mut sampled, &json!({"warmup_s": 0.0, "metrics": {"flow_sample_ms": 50.0}}));
+    let mut plain = base;
+    merge(&mut plain, &json!({"warmup_s": 0.0}));
+    let (a, b) = (run(sampled, 1), run(plain, 1));
+    assert_eq!(b.table("flow_samples").rows(), 0, "off by default");
+    for t in ["flows", "links", "sojourn", "queue_samples"] {
+        assert_eq!(a.table(t), b.table(t), "sampling changed the {t} table");
+    }
+    let s = a.table("flow_samples");
+    // One row per 50 ms from 0 to 20 s, except before the flow opens at 0 (it opens at once).
+    assert_eq!(s.rows(), 401);
+    let (cwnd, ss, delivered) = (s.u64s("cwnd_bytes"), s.f64s("ssthresh_bytes"), s.u64s("delivered_bytes"));
+    assert!(delivered.windows(2).all(|w| w[0] <= w[1]), "in-order bytes never decrease");
+    assert_eq!(cwnd[0], 10 * 1448, "the linux profile's initial window");
+    assert!(ss[0].is_infinite(), "no ssthresh before the first reduction");
+    // After slow start ends on a mark, ssthresh is 0.8 x FlightSize and cwnd saws around it.
+    let first = ss.iter().position(|x| x.is_finite()).expect("slow start ended");
+    let reductions = a.table("flows").u64s("ecn_reductions")[0];
+    assert!(reductions > 3 && a.table("flows").u64s("drops")[0] == 0);
+    assert!(cwnd[first..].iter().all(|&c| c >= 2 * 1448));
+    let last = delivered[s.rows() - 1];
+    let total = a.table("flows").u64s("delivered_bytes")[0];
+    assert!(last <= total && total - last < 10e6 as u64 / 8 / 20, "last sample within 50 ms of the end");
+    let srtt = s.f64s("srtt_ms");
+    assert!(srtt[s.rows() - 1] >= 100.0 && srtt[s.rows() - 1] < 130.0, "srtt {}", srtt[s.rows() - 1]);
+}
+
+#[test]
+fn a_bulk_workload_can_carry_tcp_settings_of_its_own() {
+    // Seed 002 section IV-D: ECN CUBIC flows with ABE against NewReno flows without ECN, each
+    // group on hosts of its own, through CoDel with ECN.
+    let v = json!({
+        "duration_s": 30.0,
+        "topology": {"clients": 4, "servers": 4, "access_rate_bps": 1e9,
+                     "bottleneck": {"rate_bps": 10e6, "delay_ms": 20.0,
+                                    "queue": {"limit_pkts": 1000, "aqm": {"kind": "codel", "ecn": true}}}},
+        "tcp": {"profile": "linux"},
+        "workloads": [
+            {"kind": "bulk", "flows": 2,
+             "tcp": {"congestion_control": "cubic", "ecn": true, "abe": true, "beta_ecn": 0.85}},
+            {"kind": "bulk", "flows": 2, "host_offset": 2},
+        ],
+    });
+    let r = run(v.clone(), 1);
+    let f = r.table("flows");
+    let (ecn, w) = (f.bools("ecn"), f.i64s("workload"));
+    for i in 0..f.rows() {
+        assert_eq!(ecn[i], w[i] == 0, "only the first group negotiates ECN");
+        if w[i] == 0 {
+            assert!(f.u64s("ecn_reductions")[i] > 0 && f.u64s("drops")[i] == 0);
+        } else {
+            assert!(f.u64s("drops")[i] > 0 && f.u64s("marks")[i] == 0);
+        }
+    }
+    // The override is checked like the tcp table, naming its path.
+    let mut bad = v.clone();
+    bad["workloads"][0]["tcp"]["beta_ecn"] = json!(1.5);
+    let e = ecnlab::Scenario::from_json(&bad.to_string()).unwrap_err().to_string();
+    assert!(e.contains("workloads[0].tcp.beta_ecn"), "{e}");
+    let mut bad = v;
+    bad["tcp"]["clients"] = json!({"ecn_fraction": 0.5});
+    let e = ecnlab::Scenario::from_json(&bad.to_string()).unwrap_err().to_string();
+    assert!(e.contains("workloads[0].tcp") && e.contains("ecn_fraction"), "{e}");
+}

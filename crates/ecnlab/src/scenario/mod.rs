@@ -466,6 +466,12 @@ impl TcpConfig {
         let Some(o) = over else {
             return TcpConfig { clients: None, servers: None, ..self.clone() };
         };
+        self.overlay(o)
+    }
+
+    /// This table with every value `o` sets laid over it (side tables dropped; `ecn_fraction`
+    /// is `o`'s).
+    pub fn overlay(&self, o: &TcpConfig) -> TcpConfig {
         TcpConfig {
             profile: o.profile.or(self.profile),
             mss_bytes: o.mss_bytes.or(self.mss_bytes),
@@ -578,6 +584,25 @@ impl TcpConfig {
             clients: self.clients.clone(),
             servers: self.servers.clone(),
         }
+    }
+
+    /// Checks a bulk workload's `tcp` table `o` (named `path`), laid over each side's settings.
+    fn validate_workload(&self, o: &TcpConfig, path: &str) -> Result<(), ConfigError> {
+        for (nested, name) in [(o.clients.is_some(), "clients"), (o.servers.is_some(), "servers")] {
+            check(!nested, &format!("{path}.{name}"), "{...}", "a workload's tcp table applies to both ends: it has no side tables")?;
+        }
+        check(o.ecn_fraction.is_none(), &format!("{path}.ecn_fraction"), o.ecn_fraction.unwrap_or(0.0), "belongs in tcp.clients or tcp.servers")?;
+        for side in [Side::Clients, Side::Servers] {
+            let s = self.side(side);
+            check(
+                s.ecn_fraction.is_none(),
+                path,
+                "{...}",
+                &format!("cannot be combined with tcp.{}.ecn_fraction (which hosts have ECN would be ambiguous)", side.name()),
+            )?;
+            s.overlay(o).validate_values(path)?;
+        }
+        Ok(())
     }
 
     fn validate(&self) -> Result<(), ConfigError> {
@@ -726,6 +751,10 @@ pub enum Workload {
         /// that several bulk workloads (flow groups) can use hosts of their own.
         #[serde(default)]
         host_offset: u32,
+        /// TCP settings of both ends of these flows, laid over `tcp` and its side tables
+        /// (e.g. CUBIC with ABE for one group, NewReno without ECN for another).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        tcp: Option<Box<TcpConfig>>,
     },
     /// Request/response exchanges on connections opened by a Poisson process.
     Exchanges {
@@ -878,6 +907,10 @@ pub struct MetricsConfig {
     /// Sojourn times above this fall into the last bin (ms).
     #[serde(default = "default_sojourn_max")]
     pub sojourn_max_ms: f64,
+    /// Period of the flow_samples table (per-flow cwnd, ssthresh, RTT, bytes) in ms; 0 (the
+    /// default) turns it off.
+    #[serde(default)]
+    pub flow_sample_ms: f64,
 }
 
 fn default_interval() -> f64 {
@@ -900,6 +933,7 @@ impl Default for MetricsConfig {
             queue_sample_ms: default_sample(),
             sojourn_bin_ms: default_bin(),
             sojourn_max_ms: default_sojourn_max(),
+            flow_sample_ms: 0.0,
         }
     }
 }
@@ -978,10 +1012,20 @@ impl Scenario {
         let path_rtt = self.path_rtt_ms();
         for (i, w) in self.workloads.iter().enumerate() {
             w.validate(&format!("workloads[{i}]"), self.duration_s, path_rtt)?;
+            if let Workload::Bulk { tcp: Some(o), .. } = w {
+                self.tcp.validate_workload(o, &format!("workloads[{i}].tcp"))?;
+            }
         }
         let m = &self.metrics;
         positive(m.interval_s, "metrics.interval_s")?;
         non_negative(m.queue_sample_ms, "metrics.queue_sample_ms")?;
+        non_negative(m.flow_sample_ms, "metrics.flow_sample_ms")?;
+        check(
+            m.flow_sample_ms == 0.0 || m.flow_sample_ms >= 0.001,
+            "metrics.flow_sample_ms",
+            m.flow_sample_ms,
+            "must be 0 (off) or at least 0.001 (1 us)",
+        )?;
         positive(m.sojourn_bin_ms, "metrics.sojourn_bin_ms")?;
         check(
             m.sojourn_max_ms >= m.sojourn_bin_ms,

@@ -72,7 +72,7 @@ fn draw_rwnd(d: &Dist, rng: &mut Rng) -> u32 {
 
 /// Long-lived flows: all drawn at set-up, each with its start time.
 pub fn bulk_flows(index: u32, w: &Workload, seed: u64, clients: u32, servers: u32) -> Vec<(SimTime, ConnSpec)> {
-    let Workload::Bulk { flows, direction: dir, bytes, start_s, start_jitter_s, rtt_ms, rwnd_bytes, host_offset } = w else {
+    let Workload::Bulk { flows, direction: dir, bytes, start_s, start_jitter_s, rtt_ms, rwnd_bytes, host_offset, .. } = w else {
         panic!("bulk_flows called with another workload kind");
     };
     let mut start_rng = Rng::stream(seed, StreamId { purpose: purpose::START, a: index, b: 0 });
@@ -263,12 +263,13 @@ mod tests {
             rtt_ms: None,
             rwnd_bytes: Dist::constant(1e5),
             host_offset: 0,
+            tcp: None,
         };
         let f = bulk_flows(0, &w, 1, 2, 3);
         assert_eq!(f.iter().map(|(_, s)| (s.client, s.server)).collect::<Vec<_>>(), vec![(0, 0), (1, 1), (0, 2), (1, 0), (0, 1)]);
         assert!(f.iter().all(|(t, _)| *t == 2_000_000_000));
         let Workload::Bulk { flows, direction, bytes, start_s, start_jitter_s, rtt_ms, rwnd_bytes, .. } = w else { unreachable!() };
-        let w = Workload::Bulk { flows, direction, bytes, start_s, start_jitter_s, rtt_ms, rwnd_bytes, host_offset: 4 };
+        let w = Workload::Bulk { flows, direction, bytes, start_s, start_jitter_s, rtt_ms, rwnd_bytes, host_offset: 4, tcp: None };
         let f = bulk_flows(0, &w, 1, 10, 10);
         assert_eq!(f.iter().map(|(_, s)| (s.client, s.server)).collect::<Vec<_>>(), vec![(4, 4), (5, 5), (6, 6), (7, 7), (8, 8)]);
     }
