@@ -245,3 +245,31 @@ fn a_bulk_workload_can_carry_tcp_settings_of_its_own() {
     let e = ecnlab::Scenario::from_json(&bad.to_string()).unwrap_err().to_string();
     assert!(e.contains("workloads[0].tcp") && e.contains("ecn_fraction"), "{e}");
 }
+
+/// Segments per round trip a NewReno flow's cwnd grows in congestion avoidance, from its
+/// flow samples.
+fn ca_growth_per_rtt(abc: bool) -> f64 {
+    // 10 Mb/s, 200 ms (BDP 167 packets), a 60-packet DropTail buffer: after slow start the
+    // window climbs from about half of 227 packets back to 227 in congestion avoidance.
+    let mut v = one_flow(10e6, 200.0, 60, json!({"kind": "droptail"}), json!({"abc": abc}), 60.0);
+    merge(&mut v, &json!({"warmup_s": 0.0, "metrics": {"flow_sample_ms": 100.0}}));
+    let r = run(v, 1);
+    let s = r.table("flow_samples");
+    let (t, cwnd, ss, srtt) = (s.f64s("t_s"), s.u64s("cwnd_bytes"), s.f64s("ssthresh_bytes"), s.f64s("srtt_ms"));
+    // From 15 to 25 s the window is in one stretch of congestion avoidance below the BDP (the
+    // first seconds hold slow start, its losses and timeouts).
+    let (a, b) = (150, 250);
+    assert_eq!((t[a], t[b]), (15.0, 25.0));
+    assert!((a..=b).all(|i| ss[i] == ss[a] && cwnd[i] as f64 > ss[i]), "10 s of congestion avoidance");
+    let rtts: f64 = (a..b).map(|i| (t[i + 1] - t[i]) * 1000.0 / srtt[i]).sum();
+    (cwnd[b] - cwnd[a]) as f64 / 1448.0 / rtts
+}
+
+#[test]
+fn byte_counting_doubles_growth_under_delayed_acks_in_closed_loop() {
+    // RFC 5681 per-ACK growth with an ACK every 2 segments: half a segment per round trip;
+    // RFC 3465 byte counting (FreeBSD, Linux): one.
+    let (plain, abc) = (ca_growth_per_rtt(false), ca_growth_per_rtt(true));
+    assert!((0.4..0.6).contains(&plain), "RFC 5681: {plain} segments per RTT");
+    assert!((0.85..1.15).contains(&abc), "RFC 3465: {abc} segments per RTT");
+}

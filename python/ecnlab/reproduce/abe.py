@@ -137,7 +137,9 @@ def grids(mode: str) -> dict[str, Any]:
 
 
 def _tcp(cc: dict[str, Any], **extra: Any) -> dict[str, Any]:
-    return {"profile": "linux", **cc, **extra}
+    """The testbed's end hosts: Linux defaults, and byte counting (RFC 3465) as FreeBSD's
+    NewReno and Linux count acknowledged bytes."""
+    return {"profile": "linux", "abc": True, **cc, **extra}
 
 
 def _one_flow(

@@ -428,6 +428,10 @@ pub struct TcpConfig {
     /// The RTT in CUBIC's target W(t + RTT): `min` (Linux, ns-3; default) or `smoothed` (RFC).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cubic_rtt: Option<CubicRtt>,
+    /// Appropriate Byte Counting (RFC 3465, L = 2 SMSS): slow start adds up to 2 SMSS per
+    /// ACK, NewReno's congestion avoidance one SMSS per cwnd acknowledged (default false).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub abc: Option<bool>,
     /// Only in `tcp.clients` / `tcp.servers`: the fraction of that side's hosts with ECN
     /// (chosen at random per seed, independently of everything else); the others have none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -493,6 +497,7 @@ impl TcpConfig {
             cubic_c: o.cubic_c.or(self.cubic_c),
             cubic_fast_convergence: o.cubic_fast_convergence.or(self.cubic_fast_convergence),
             cubic_rtt: o.cubic_rtt.or(self.cubic_rtt),
+            abc: o.abc.or(self.abc),
             ecn_fraction: o.ecn_fraction,
             clients: None,
             servers: None,
@@ -540,6 +545,7 @@ impl TcpConfig {
                 }
             },
             iw_one_after_syn_loss: self.iw_one_after_syn_loss.unwrap_or(true),
+            abc: self.abc.unwrap_or(false),
             ecn: self.ecn.unwrap_or(false),
             ecn_plus: match self.ecn_plus.unwrap_or_default() {
                 EcnPlusName::Off => EcnPlus::Off,
@@ -580,6 +586,7 @@ impl TcpConfig {
             cubic_c: cubic.map(|c| c.c),
             cubic_fast_convergence: cubic.map(|c| c.fast_convergence),
             cubic_rtt: cubic.map(|c| c.rtt),
+            abc: Some(p.abc),
             ecn_fraction: None,
             clients: self.clients.clone(),
             servers: self.servers.clone(),

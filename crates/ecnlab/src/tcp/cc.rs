@@ -50,18 +50,38 @@ pub trait CongestionControl {
 /// sender). On a loss, ssthresh = max(beta FlightSize, 2 SMSS) with beta = 1/2 by default
 /// (RFC 5681 eq. 4); on an ECN echo the same with `beta_ecn` (RFC 3168 section 6.1.2 uses 1/2;
 /// ABE, RFC 8511, a milder factor such as 0.8), including the echo that ends slow start.
+///
+/// With `abc` (Appropriate Byte Counting, RFC 3465 with L = 2 SMSS, as FreeBSD and Linux
+/// count): slow start adds min(acked, 2 SMSS) per ACK and congestion avoidance one SMSS per
+/// cwnd of acknowledged bytes, so delayed ACKs no longer halve the growth per round trip.
 #[derive(Clone, Debug, PartialEq)]
 pub struct NewReno {
     /// Multiplicative decrease on a loss.
     pub beta: f64,
     /// Multiplicative decrease on an ECN echo.
     pub beta_ecn: f64,
+    /// Appropriate Byte Counting (RFC 3465).
+    pub abc: bool,
+    /// Bytes acknowledged in congestion avoidance since cwnd last grew (RFC 3465 bytes_acked).
+    bytes_acked: u64,
+}
+
+impl NewReno {
+    pub fn new(beta: f64, beta_ecn: f64, abc: bool) -> Self {
+        NewReno { beta, beta_ecn, abc, bytes_acked: 0 }
+    }
 }
 
 impl Default for NewReno {
     fn default() -> Self {
-        NewReno { beta: 0.5, beta_ecn: 0.5 }
+        NewReno::new(0.5, 0.5, false)
     }
+}
+
+/// Slow-start growth for an ACK of `acked` bytes: min(acked, SMSS) (RFC 5681 eq. 2), or
+/// min(acked, 2 SMSS) with Appropriate Byte Counting (RFC 3465, L = 2).
+pub fn slow_start_increase(acked: u64, mss: u64, abc: bool) -> u64 {
+    acked.min(if abc { 2 * mss } else { mss })
 }
 
 /// `max(beta * flight, 2 SMSS)` in whole bytes (rounded down, as integer window arithmetic).
@@ -72,8 +92,14 @@ pub fn reduced_window(flight: u64, beta: f64, mss: u64) -> u64 {
 impl CongestionControl for NewReno {
     fn on_ack(&mut self, w: &mut Window, acked: u64, _rtt: RttInfo, _now: SimTime) {
         if w.in_slow_start() {
-            // Slow start: cwnd += min(N, SMSS) per ACK (RFC 5681 eq. 2).
-            w.cwnd += acked.min(w.mss);
+            w.cwnd += slow_start_increase(acked, w.mss, self.abc);
+        } else if self.abc {
+            // RFC 3465 section 2.1: one SMSS once a whole cwnd of bytes has been acknowledged.
+            self.bytes_acked += acked;
+            if self.bytes_acked >= w.cwnd {
+                self.bytes_acked -= w.cwnd;
+                w.cwnd += w.mss;
+            }
         } else {
             // Congestion avoidance: cwnd += max(1, SMSS * SMSS / cwnd) per ACK (RFC 5681 eq. 3).
             w.cwnd += (w.mss * w.mss / w.cwnd).max(1);
@@ -87,9 +113,11 @@ impl CongestionControl for NewReno {
         };
         w.ssthresh = reduced_window(flight, beta, w.mss);
         w.cwnd = w.ssthresh;
+        self.bytes_acked = 0;
     }
 
     fn on_timeout(&mut self, w: &mut Window, flight: u64, _now: SimTime) {
+        self.bytes_acked = 0;
         // RFC 5681 eq. 4 and loss window LW = 1 SMSS.
         w.ssthresh = reduced_window(flight, self.beta, w.mss);
         w.cwnd = w.mss;
@@ -168,7 +196,7 @@ mod tests {
     #[test]
     fn abe_backs_off_less_on_an_echo_than_on_a_loss() {
         // RFC 8511 with beta_ecn 0.8: an echo keeps 80% of FlightSize, a loss still halves.
-        let mut c = NewReno { beta: 0.5, beta_ecn: 0.8 };
+        let mut c = NewReno::new(0.5, 0.8, false);
         let mut w = Window { cwnd: 20 * MSS, ssthresh: u64::MAX, mss: MSS };
         // The echo that ends slow start uses beta_ecn too.
         assert!(w.in_slow_start());
@@ -181,5 +209,39 @@ mod tests {
         // A timeout uses the loss factor.
         c.on_timeout(&mut w, 10 * MSS, 0);
         assert_eq!((w.cwnd, w.ssthresh), (MSS, 5 * MSS));
+    }
+
+    #[test]
+    fn byte_counting_grows_one_segment_per_window_whatever_the_ack_size() {
+        // RFC 3465: with delayed ACKs (2 segments each) RFC 5681 grows cwnd by about half a
+        // segment per window; byte counting by one. Slow start adds up to 2 SMSS per ACK.
+        let rtt = RttInfo::default();
+        for (abc, ss_growth, ca_growth) in [(false, MSS, 5 * MSS), (true, 2 * MSS, 10 * MSS)] {
+            let mut c = NewReno::new(0.5, 0.5, abc);
+            let mut w = Window { cwnd: 10 * MSS, ssthresh: u64::MAX, mss: MSS };
+            c.on_ack(&mut w, 2 * MSS, rtt, 0);
+            assert_eq!(w.cwnd, 10 * MSS + ss_growth, "slow start, abc {abc}");
+            // Congestion avoidance at 100 segments: 10 windows of 50 two-segment ACKs.
+            let mut w = Window { cwnd: 100 * MSS, ssthresh: 50 * MSS, mss: MSS };
+            for _ in 0..500 {
+                c.on_ack(&mut w, 2 * MSS, rtt, 0);
+            }
+            let grown = w.cwnd - 100 * MSS;
+            assert!(grown.abs_diff(ca_growth) <= MSS, "abc {abc}: grew {} segments", grown as f64 / MSS as f64);
+        }
+        // A reduction forgets the bytes counted so far.
+        let mut c = NewReno::new(0.5, 0.5, true);
+        let mut w = Window { cwnd: 10 * MSS, ssthresh: 5 * MSS, mss: MSS };
+        for _ in 0..4 {
+            c.on_ack(&mut w, 2 * MSS, rtt, 0);
+        }
+        assert_eq!(w.cwnd, 10 * MSS);
+        c.on_congestion_event(&mut w, Signal::Ecn, 10 * MSS, 0);
+        for _ in 0..2 {
+            c.on_ack(&mut w, 2 * MSS, rtt, 0);
+        }
+        assert_eq!(w.cwnd, 5 * MSS, "4 segments acked since the reduction: below cwnd");
+        c.on_ack(&mut w, MSS, rtt, 0);
+        assert_eq!(w.cwnd, 6 * MSS);
     }
 }

@@ -120,6 +120,8 @@ pub struct CubicStats {
 #[derive(Clone, Debug)]
 pub struct Cubic {
     pub params: CubicParams,
+    /// Slow start with Appropriate Byte Counting (RFC 3465, L = 2 SMSS).
+    pub abc: bool,
     pub state: CubicState,
     pub stats: CubicStats,
 }
@@ -127,7 +129,13 @@ pub struct Cubic {
 impl Cubic {
     /// A controller with no congestion event yet (the segment size comes from the [`Window`]).
     pub fn new(params: CubicParams) -> Self {
-        Cubic { params, state: CubicState::default(), stats: CubicStats::default() }
+        Cubic { params, abc: false, state: CubicState::default(), stats: CubicStats::default() }
+    }
+
+    /// The same controller with byte-counted slow start on or off.
+    pub fn with_abc(mut self, abc: bool) -> Self {
+        self.abc = abc;
+        self
     }
 
     /// W_cubic(t), segments (RFC 9438 eq. 1).
@@ -182,8 +190,8 @@ impl Cubic {
 impl CongestionControl for Cubic {
     fn on_ack(&mut self, w: &mut Window, acked: u64, rtt: RttInfo, now: SimTime) {
         if w.in_slow_start() {
-            // Spec 16.6: RFC 5681 slow start, no HyStart.
-            w.cwnd += acked.min(w.mss);
+            // Spec 16.6: RFC 5681 slow start (RFC 3465's with abc), no HyStart.
+            w.cwnd += super::cc::slow_start_increase(acked, w.mss, self.abc);
             return;
         }
         // The formulas work in segments; cwnd includes the carried fraction of a byte.

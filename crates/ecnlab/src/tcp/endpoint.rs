@@ -183,8 +183,8 @@ impl Endpoint {
             fin_queued: false,
             w: Window { cwnd: p.initial_window_bytes(), ssthresh: u64::MAX, mss },
             cc: match p.cc {
-                CcKind::NewReno { beta, beta_ecn } => Controller::NewReno(NewReno { beta, beta_ecn }),
-                CcKind::Cubic(p) => Controller::Cubic(Cubic::new(p)),
+                CcKind::NewReno { beta, beta_ecn } => Controller::NewReno(NewReno::new(beta, beta_ecn, p.abc)),
+                CcKind::Cubic(c) => Controller::Cubic(Cubic::new(c).with_abc(p.abc)),
             },
             peer_wnd: mss,
             dupacks: 0,
@@ -797,6 +797,7 @@ mod tests {
             syn_retries: 6,
             cc: CcKind::NewReno { beta: 0.5, beta_ecn: 0.5 },
             iw_one_after_syn_loss: true,
+            abc: false,
             ecn: false,
             ecn_plus: EcnPlus::Off,
         }

@@ -43,6 +43,9 @@ pub struct TcpParams {
     pub cc: CcKind,
     /// RFC 5681 section 3.1: one-segment initial window after a lost SYN or SYN-ACK.
     pub iw_one_after_syn_loss: bool,
+    /// Appropriate Byte Counting (RFC 3465, L = 2 SMSS): slow start of NewReno and CUBIC,
+    /// NewReno's congestion avoidance.
+    pub abc: bool,
     /// The endpoint is ECN-capable (RFC 3168): it asks for ECN (client) or accepts it (server).
     pub ecn: bool,
     pub ecn_plus: EcnPlus,
