@@ -462,7 +462,7 @@ def _analyze_fig1(results: Results, found: Findings) -> None:
     found.table(
         "fig1-buffer", "Figure 1: utilisation against buffer (sim mean over seeds, model)", table
     )
-    fig = Figure(figsize=(6, 4))
+    fig = Figure(figsize=(6, 4), layout="constrained")
     ax = fig.add_subplot()
     grid = np.linspace(0.0, max(runs["buffer"].max(), 1.0), 101)
     for i, (beta, part) in enumerate(table.groupby("beta")):
@@ -517,7 +517,7 @@ def _analyze_fig2(results: Results, found: Findings) -> None:
     found.table(
         "fig2-rtt", "Figure 2: CUBIC throughput / capacity against RTT (mean over seeds)", table
     )
-    fig = Figure(figsize=(6, 4))
+    fig = Figure(figsize=(6, 4), layout="constrained")
     ax = fig.add_subplot()
     for col in table.columns:
         ax.plot(table.index, 100 * table[col], "o-" if "yes" in col else "s--", label=col)
@@ -571,7 +571,7 @@ def _analyze_fig3(results: Results, found: Findings) -> None:
         "SELECT seed, rtt, beta_ecn, t_s, cwnd_bytes, ssthresh_bytes, delivered_bytes "
         "FROM flow_samples ORDER BY seed, rtt, beta_ecn, t_s"
     ).df()
-    fig = Figure(figsize=(9, 3.5))
+    fig = Figure(figsize=(9, 3.5), layout="constrained")
     rows = []
     for i, (rtt, part) in enumerate(samples.groupby("rtt")):
         ax = fig.add_subplot(1, 2, i + 1)
@@ -658,7 +658,7 @@ def _delay_quantiles(con: Any) -> pd.DataFrame:
 
 
 def _gain_figure(g: pd.DataFrame, title: str) -> Figure:
-    fig = Figure(figsize=(9, 3.5))
+    fig = Figure(figsize=(9, 3.5), layout="constrained")
     for i, aqm in enumerate(("CoDel", "PIE")):
         ax = fig.add_subplot(1, 2, i + 1)
         part = g[g["aqm_label"] == aqm]
@@ -686,7 +686,7 @@ def _delay_figure(con: Any, rtt: float, title: str) -> Figure:
         "WHERE link = 'bottleneck_down' AND rtt = ?",
         [rtt],
     ).df()
-    fig = Figure(figsize=(9, 3.5))
+    fig = Figure(figsize=(9, 3.5), layout="constrained")
     for i, aqm in enumerate(("CoDel", "PIE")):
         ax = fig.add_subplot(1, 2, i + 1)
         for beta, part in data[data["aqm_label"] == aqm].groupby("beta_ecn"):
@@ -828,7 +828,7 @@ def _analyze_fig8(results: Results, found: Findings) -> None:
     runs, _ = _single_runs(results, "fig8-newreno-20m")
     table = runs.pivot_table(index="beta_ecn", columns="rtt", values="throughput")
     found.table("fig8", "Figure 8: NewReno over CoDel at 20 Mb/s, throughput / capacity", table)
-    fig = Figure(figsize=(6, 4))
+    fig = Figure(figsize=(6, 4), layout="constrained")
     ax = fig.add_subplot()
     for rtt in table.columns:
         ax.plot(table.index, 100 * table[rtt], "o-", label=f"{rtt:g} ms")
@@ -891,7 +891,7 @@ def _analyze_convergence(results: Results, found: Findings) -> None:
         ("fig10-newreno", "NewReno", 0.5, 10),
     ):
         t = convergence_table(results.open(part), base_beta)
-        fig = Figure(figsize=(9, 3.5))
+        fig = Figure(figsize=(9, 3.5), layout="constrained")
         for i, aqm in enumerate(("CoDel", "PIE")):
             ax = fig.add_subplot(1, 2, i + 1)
             for beta, curve in t[t["aqm_label"] == aqm].groupby("beta_ecn"):
@@ -953,7 +953,7 @@ def _analyze_mix(results: Results, found: Findings) -> None:
         "Figures 11-12: throughput ratio of 10 ECN CUBIC (ABE) flows to 10 non-ECN NewReno flows",
         r.groupby(["aqm_label", "rtt", "beta_ecn"])["ratio"].agg(["mean", "std", "median"]),
     )
-    fig = Figure(figsize=(9, 3.5))
+    fig = Figure(figsize=(9, 3.5), layout="constrained")
     for i, aqm in enumerate(("CoDel", "PIE")):
         ax = fig.add_subplot(1, 2, i + 1)
         for rtt, part in r[r["aqm_label"] == aqm].groupby("rtt"):
