@@ -276,13 +276,15 @@ def running_jain(
     before = wide[wide.index <= start_s]
     baseline = before.iloc[-1].fillna(0) if len(before) else pd.Series(0.0, index=wide.columns)
     after = wide[wide.index >= start_s]
-    rows = []
-    for time_s, row in after.iterrows():
-        active = row.dropna()
-        rows.append(
-            {"t_s": float(time_s), "jain": jain(active - baseline.reindex(active.index).fillna(0))}
-        )
-    return _frame(rows, ["t_s", "jain"])
+    # Vectorised over sample times: each row's index over its flows with a sample so far.
+    x = after.sub(baseline.reindex(after.columns).fillna(0), axis=1)
+    n = x.notna().sum(axis=1)
+    square_sum = (x**2).sum(axis=1)
+    value = x.sum(axis=1) ** 2 / (n * square_sum)
+    value[(n == 0) | (square_sum == 0)] = math.nan
+    return pd.DataFrame(
+        {"t_s": after.index.to_numpy(dtype=float), "jain": value.to_numpy(dtype=float)}
+    )
 
 
 def convergence_time(
