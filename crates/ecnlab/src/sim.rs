@@ -12,7 +12,7 @@ use crate::aqm::{Aecn, Afd, Aqm, Choke, CoDel, Dcn, DropTail, Outcome, Pi, Pie, 
 use crate::engine::rng::{purpose, StreamId};
 use crate::engine::time::{from_millis, from_secs, to_secs, tx_time};
 use crate::engine::{EventQueue, Rng, SimTime};
-use crate::metrics::{Column, Results, Table, Value};
+use crate::metrics::{Column, Results, StrColumn, Table, Value};
 use crate::net::dumbbell::{LinkId, Route, BOTTLENECK_DOWN, BOTTLENECK_HOP, BOTTLENECK_UP, NO_LINE};
 use crate::net::link::LinkStats;
 use crate::net::{DelayLine, Dumbbell, Hop, Link, LinkWake, Offer};
@@ -153,7 +153,7 @@ struct ExchangeRows {
 struct FlowRows {
     flow: Vec<u64>,
     workload: Vec<i64>,
-    kind: Vec<String>,
+    kind: StrColumn,
     client: Vec<i64>,
     server: Vec<i64>,
     start_s: Vec<f64>,
@@ -191,9 +191,9 @@ struct Recorder {
     intervals: Vec<(LinkId, Snapshot, Snapshot)>,
     last: [Snapshot; 2],
     at_warmup: [Snapshot; 2],
-    samples: (Vec<String>, Vec<f64>, Vec<u64>, Vec<u64>),
+    samples: (StrColumn, Vec<f64>, Vec<u64>, Vec<u64>),
     /// AQM control variables: link, time, variable, value (sampled with the queues).
-    aqm_samples: (Vec<String>, Vec<f64>, Vec<String>, Vec<f64>),
+    aqm_samples: (StrColumn, Vec<f64>, StrColumn, Vec<f64>),
     sojourn: [Vec<u64>; 2],
     exchanges_started: u64,
     response_bytes_offered: u64,
@@ -1141,16 +1141,16 @@ impl Simulation {
         for l in [BOTTLENECK_UP, BOTTLENECK_DOWN] {
             let q = &self.net.links[l as usize].queue;
             let s = &mut self.rec.samples;
-            s.0.push(link_name(l).into());
+            s.0.push(link_name(l));
             s.1.push(to_secs(self.now));
             s.2.push(q.len_pkts() as u64);
             s.3.push(q.len_bytes());
             let (now, a) = (self.now, &mut self.rec.aqm_samples);
             self.net.links[l as usize].sync_idle(now);
             self.net.links[l as usize].queue.sample_aqm(now, &mut |name, v| {
-                a.0.push(link_name(l).into());
+                a.0.push(link_name(l));
                 a.1.push(to_secs(now));
-                a.2.push(name.into());
+                a.2.push(name);
                 a.3.push(v);
             });
         }
@@ -1272,9 +1272,9 @@ impl Simulation {
     fn links_table(&self) -> Table {
         let names = link_column_names();
         let mut cols: Vec<Vec<f64>> = vec![Vec::new(); names.len()];
-        let mut links = Vec::new();
+        let mut links = StrColumn::default();
         for (l, a, b) in &self.rec.intervals {
-            links.push(link_name(*l).to_string());
+            links.push(link_name(*l));
             let row = link_row(a, b);
             debug_assert_eq!(row.len(), names.len());
             for (c, v) in cols.iter_mut().zip(row) {
@@ -1300,7 +1300,9 @@ impl Simulation {
     }
 
     fn queue_counts_table(&mut self) -> Table {
-        let (mut link, mut kind, mut outcome, mut reason, mut packets) = (vec![], vec![], vec![], vec![], vec![]);
+        let (mut link, mut kind, mut outcome, mut reason) =
+            (StrColumn::default(), StrColumn::default(), StrColumn::default(), StrColumn::default());
+        let mut packets = vec![];
         for l in [BOTTLENECK_UP, BOTTLENECK_DOWN] {
             let (q, _) = self.window_queue(l);
             for k in PacketKind::ALL {
@@ -1308,10 +1310,10 @@ impl Simulation {
                     for r in Reason::ALL {
                         let n = q.count(k, o, r);
                         if n > 0 {
-                            link.push(link_name(l).to_string());
-                            kind.push(k.name().to_string());
-                            outcome.push(o.name().to_string());
-                            reason.push(r.name().to_string());
+                            link.push(link_name(l));
+                            kind.push(k.name());
+                            outcome.push(o.name());
+                            reason.push(r.name());
                             packets.push(n);
                         }
                     }
@@ -1345,12 +1347,12 @@ impl Simulation {
     }
 
     fn sojourn_table(&self) -> Table {
-        let (mut link, mut lo, mut hi, mut n) = (vec![], vec![], vec![], vec![]);
+        let (mut link, mut lo, mut hi, mut n) = (StrColumn::default(), vec![], vec![], vec![]);
         let bin_ms = self.rec.sojourn_bin as f64 / 1e6;
         for l in [BOTTLENECK_UP, BOTTLENECK_DOWN] {
             for (i, &c) in self.rec.sojourn[l as usize].iter().enumerate() {
                 if c > 0 {
-                    link.push(link_name(l).to_string());
+                    link.push(link_name(l));
                     lo.push(i as f64 * bin_ms);
                     let last = i + 1 == self.rec.sojourn_bins;
                     hi.push(if last { f64::INFINITY } else { (i + 1) as f64 * bin_ms });
@@ -1546,8 +1548,8 @@ fn record_flow(rec: &mut Recorder, now: SimTime, c: &Conn, end: Option<SimTime>)
     r.flow.push(c.flow_id);
     r.workload.push(c.workload as i64);
     r.kind.push(match c.kind {
-        FlowKind::Bulk => "bulk".into(),
-        FlowKind::Exchanges => "exchanges".into(),
+        FlowKind::Bulk => "bulk",
+        FlowKind::Exchanges => "exchanges",
     });
     r.client.push(c.route.client as i64);
     r.server.push(c.route.server as i64);
