@@ -49,6 +49,7 @@ COLUMNS: dict[str, dict[str, str]] = {
         "bytes_sent": "int",
         "retx_bytes": "int",
         "goodput_bytes": "int",
+        "throughput_bytes": "int",
         "delivered_bytes": "int",
         "drops": "int",
         "marks": "int",
