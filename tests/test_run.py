@@ -50,6 +50,7 @@ COLUMNS: dict[str, dict[str, str]] = {
         "retx_bytes": "int",
         "goodput_bytes": "int",
         "throughput_bytes": "int",
+        "retx_received_bytes": "int",
         "delivered_bytes": "int",
         "drops": "int",
         "marks": "int",

@@ -96,6 +96,9 @@ pub struct EndpointStats {
     /// Payload bytes of every data segment that arrived, duplicates and retransmissions
     /// included (seed 001's receiver throughput, against goodput).
     pub bytes_received: u64,
+    /// Payload bytes of the retransmitted segments among them (seed 001's goodput excludes
+    /// them).
+    pub retx_bytes_received: u64,
     /// Client: the SYN-ACK that completed the handshake carried CE.
     pub synack_ce: bool,
     /// When the first and the last SYN (client) or SYN-ACK (server) were sent.
@@ -508,6 +511,9 @@ impl Endpoint {
             return; // a pure ACK
         }
         self.stats.bytes_received += len;
+        if pkt.kind == PacketKind::Retx {
+            self.stats.retx_bytes_received += len;
+        }
         // RFC 3168 6.1.3: CWR stops the echo, CE (re)starts it.
         if pkt.has(flags::CWR) {
             self.ece_pending = false;
