@@ -49,6 +49,8 @@ COLUMNS: dict[str, dict[str, str]] = {
         "bytes_sent": "int",
         "retx_bytes": "int",
         "goodput_bytes": "int",
+        "throughput_bytes": "int",
+        "retx_received_bytes": "int",
         "delivered_bytes": "int",
         "drops": "int",
         "marks": "int",

@@ -90,6 +90,9 @@ struct Conn {
     marks: u64,
     /// In-order bytes delivered (both ends) when the measurement window opened.
     delivered_at_warmup: u64,
+    /// Payload bytes received (both ends, duplicates included), and retransmitted bytes
+    /// received, when the window opened.
+    received_at_warmup: (u64, u64),
     exchanges_done: u32,
     /// The web session (slot, generation) this connection is an object of, and whether the
     /// session has been told the object is done.
@@ -106,6 +109,11 @@ struct Conn {
 impl Conn {
     fn delivered(&self) -> u64 {
         self.client.delivered_bytes() + self.server.delivered_bytes()
+    }
+    /// Payload bytes received by both ends, and the retransmitted ones among them.
+    fn received(&self) -> (u64, u64) {
+        let (c, s) = (&self.client.stats, &self.server.stats);
+        (c.bytes_received + s.bytes_received, c.retx_bytes_received + s.retx_bytes_received)
     }
     fn rtos(&self) -> u32 {
         self.client.stats.rtos + self.server.stats.rtos
@@ -165,6 +173,8 @@ struct FlowRows {
     bytes_sent: Vec<u64>,
     retx_bytes: Vec<u64>,
     goodput_bytes: Vec<u64>,
+    throughput_bytes: Vec<u64>,
+    retx_received_bytes: Vec<u64>,
     delivered_bytes: Vec<u64>,
     drops: Vec<u64>,
     marks: Vec<u64>,
@@ -738,6 +748,7 @@ impl Simulation {
                     synack_drops: 0,
                     marks: 0,
                     delivered_at_warmup: 0,
+                    received_at_warmup: (0, 0),
                     exchanges_done: 0,
                     session: None,
                     session_told: false,
@@ -776,6 +787,7 @@ impl Simulation {
         c.synack_drops = 0;
         c.marks = 0;
         c.delivered_at_warmup = 0;
+        c.received_at_warmup = (0, 0);
         c.exchanges_done = 0;
         c.session = spec.session;
         c.session_told = false;
@@ -1111,6 +1123,7 @@ impl Simulation {
         }
         for c in self.conns.iter_mut().filter(|c| c.live) {
             c.delivered_at_warmup = c.delivered();
+            c.received_at_warmup = c.received();
         }
         if self.now + self.rec.interval <= self.end {
             self.events.push(self.now + self.rec.interval, Ev::Interval);
@@ -1256,6 +1269,8 @@ impl Simulation {
             .with("bytes_sent", Column::U64(r.bytes_sent))
             .with("retx_bytes", Column::U64(r.retx_bytes))
             .with("goodput_bytes", Column::U64(r.goodput_bytes))
+            .with("throughput_bytes", Column::U64(r.throughput_bytes))
+            .with("retx_received_bytes", Column::U64(r.retx_received_bytes))
             .with("delivered_bytes", Column::U64(r.delivered_bytes))
             .with("drops", Column::U64(r.drops))
             .with("marks", Column::U64(r.marks))
@@ -1563,14 +1578,18 @@ fn record_flow(rec: &mut Recorder, now: SimTime, c: &Conn, end: Option<SimTime>)
     r.retx_bytes.push(c.client.stats.retx_bytes + c.server.stats.retx_bytes);
     let delivered = c.delivered();
     // Bytes delivered inside the window: none if the flow ended before it opened.
-    let goodput = if now < rec.warmup {
-        0
+    let received = c.received();
+    let (goodput, received) = if now < rec.warmup {
+        (0, (0, 0))
     } else if c.start < rec.warmup {
-        delivered - c.delivered_at_warmup
+        let at = c.received_at_warmup;
+        (delivered - c.delivered_at_warmup, (received.0 - at.0, received.1 - at.1))
     } else {
-        delivered
+        (delivered, received)
     };
     r.goodput_bytes.push(goodput);
+    r.throughput_bytes.push(received.0);
+    r.retx_received_bytes.push(received.1);
     r.delivered_bytes.push(delivered);
     r.drops.push(c.drops);
     r.marks.push(c.marks);
