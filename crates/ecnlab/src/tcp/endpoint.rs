@@ -197,7 +197,7 @@ impl Endpoint {
             cc: match p.cc {
                 CcKind::NewReno { beta, beta_ecn } => Controller::NewReno(NewReno { beta, beta_ecn }),
                 CcKind::Reno { beta, beta_ecn } => Controller::NewReno(NewReno { beta, beta_ecn }),
-            CcKind::Cubic(p) => Controller::Cubic(Cubic::new(p)),
+                CcKind::Cubic(p) => Controller::Cubic(Cubic::new(p)),
             },
             partial_ack_recovery: p.cc.partial_ack_recovery(),
             peer_wnd: mss,
