@@ -40,7 +40,7 @@ __all__ = [
     "summary",
 ]
 
-STUDIES: dict[str, str] = {}
+STUDIES: dict[str, str] = {"dcn": ".dcn"}
 """CLI name -> module (relative to this package) defining ``STUDY``."""
 
 
