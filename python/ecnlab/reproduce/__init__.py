@@ -40,7 +40,12 @@ __all__ = [
     "summary",
 ]
 
-STUDIES: dict[str, str] = {"heterogeneous": ".heterogeneous"}
+STUDIES: dict[str, str] = {
+    "ecn-plus": ".ecn_plus",
+    "heterogeneous": ".heterogeneous",
+    "abe": ".abe",
+    "dcn": ".dcn",
+}
 """CLI name -> module (relative to this package) defining ``STUDY``."""
 
 
