@@ -41,9 +41,7 @@ __all__ = [
 ]
 
 STUDIES: dict[str, str] = {
-    "ecn-plus": ".ecn_plus",
     "heterogeneous": ".heterogeneous",
-    "abe": ".abe",
     "dcn": ".dcn",
 }
 """CLI name -> module (relative to this package) defining ``STUDY``."""
