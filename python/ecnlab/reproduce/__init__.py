@@ -40,7 +40,7 @@ __all__ = [
     "summary",
 ]
 
-STUDIES: dict[str, str] = {}
+STUDIES: dict[str, str] = {"ecn-plus": ".ecn_plus"}
 """CLI name -> module (relative to this package) defining ``STUDY``."""
 
 
