@@ -422,6 +422,8 @@ def _ordered(
     margin: float = 0.0,
     what: str = "",
 ) -> Claim:
+    """A claim that per-seed ``a`` exceeds ``b`` (by ``margin``), decided by :func:`ordering`;
+    ``what`` says what a and b are."""
     result = ordering(a, b, margin=margin)
     op = f"> {margin:g}" if margin else "> 0"
     return claim(
