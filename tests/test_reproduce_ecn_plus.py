@@ -187,3 +187,22 @@ def test_table1_puts_the_papers_numbers_beside_ours() -> None:
     )
     assert table.loc[("90%", "PI", "ECN"), "ours (% of uncongested)"] == pytest.approx(100.0, abs=1)
     assert table["seeds"].eq(3).all()
+
+
+def test_testbed_claims_on_synthetic_input() -> None:
+    """The paper's testbed numbers pass its orderings; a slower ECN+ fails the response ones."""
+    rows = []
+    paper = {"no ECN": (26.0, 0.44, 0.3), "ECN": (4.5, 0.56, 0.1), "ECN+": (0.5, 0.99, 0.01)}
+    for seed, noise in ((1, 0.99), (2, 1.0), (3, 1.01)):
+        for mode, (rt, nt, tail) in paper.items():
+            rows.append({"seed": seed, "reference": False, "ecn_mode_label": mode,
+                         "mean_rt_s": rt * noise, "nt": nt * noise, "tail": tail * noise})  # fmt: skip
+    m = pd.DataFrame(rows)
+    claims = {c.id: c for c in ep.testbed_claims(m)}
+    assert all(c.passed for c in claims.values()), [c.id for c in claims.values() if not c.passed]
+    m.loc[m["ecn_mode_label"] == "ECN+", "mean_rt_s"] = 5.0
+    claims = {c.id: c for c in ep.testbed_claims(m)}
+    assert not claims["testbed-mean-response-order"].passed
+    assert claims["testbed-mean-response-order"].ours["ECN vs ECN+"]["verdict"] == "reversed"
+    assert not claims["testbed-ecnplus-mean-response-tenfold"].passed
+    assert claims["testbed-throughput-order"].passed and claims["testbed-tails"].passed
