@@ -41,6 +41,7 @@ __all__ = [
 ]
 
 STUDIES: dict[str, str] = {
+    "ecn-plus": ".ecn_plus",
     "heterogeneous": ".heterogeneous",
     "dcn": ".dcn",
 }
