@@ -49,6 +49,8 @@ COLUMNS: dict[str, dict[str, str]] = {
         "bytes_sent": "int",
         "retx_bytes": "int",
         "goodput_bytes": "int",
+        "throughput_bytes": "int",
+        "retx_received_bytes": "int",
         "delivered_bytes": "int",
         "drops": "int",
         "marks": "int",
@@ -282,3 +284,16 @@ def test_mm1_example_matches_queueing_theory() -> None:
     assert s["mean_queue_pkts_down"] == pytest.approx(3.2, rel=0.3)
     assert s["loss_rate_down"] == 0
     assert s["flows_started"] == 0
+
+
+def test_native_string_columns_decode_and_reject_bad_codes() -> None:
+    from ecnlab._result import tables_from_native
+
+    codes = bytes([0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0])
+    table = tables_from_native({"t": {"link": ("dict", ["up", "down"], codes)}})["t"]
+    assert table.column("link").to_pylist() == ["up", "down", "up"]
+    assert str(table.schema.field("link").type) == "string"
+    with pytest.raises(RuntimeError, match="outside its dictionary"):
+        tables_from_native({"t": {"link": ("dict", ["up"], codes)}})
+    with pytest.raises(RuntimeError, match="multiple of 4"):
+        tables_from_native({"t": {"link": ("dict", ["up"], b"\0\0\0")}})

@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from ._result import TABLES, Result
     from ._run import run
     from ._scenario import load_scenario
-    from .calibration import calibrate, resolve_load
+    from .calibration import calibrate, calibrate_directions, resolve_load
     from .store import open_results, read_run, write_run
     from .sweep import load_sweep, run_sweep
 
@@ -44,6 +44,7 @@ _LAZY = {
     "run": "._run",
     "load_scenario": "._scenario",
     "calibrate": ".calibration",
+    "calibrate_directions": ".calibration",
     "resolve_load": ".calibration",
     "read_run": ".store",
     "write_run": ".store",
@@ -70,6 +71,7 @@ __all__ = [
     "Result",
     "__version__",
     "calibrate",
+    "calibrate_directions",
     "load_scenario",
     "load_sweep",
     "open",

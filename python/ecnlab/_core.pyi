@@ -67,8 +67,13 @@ class Simulation:
             True once the end of the run has been reached.
         """
 
-    def results(self) -> dict[str, dict[str, tuple[str, bytes] | list[str]]]:
+    def results(
+        self,
+    ) -> dict[str, dict[str, tuple[str, bytes] | tuple[str, list[str], bytes]]]:
         """Finalize the run and return its tables.
+
+        A column is ``(dtype, little-endian bytes)`` for numbers and booleans, or
+        ``("dict", dictionary, little-endian u32 codes)`` for strings.
 
         Call once, after the end is reached; called earlier it stops the run and finalizes
         the measurements at ``now_ns``.

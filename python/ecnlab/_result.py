@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Union
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -36,7 +37,7 @@ _FIXED_WIDTH: dict[str, tuple[pa.DataType, int]] = {
     "bool": (pa.uint8(), 1),  # one byte per value; cast to bit-packed bool below
 }
 
-NativeColumn = Union[tuple[str, bytes], list[str]]
+NativeColumn = Union[tuple[str, bytes], tuple[str, list[str], bytes]]
 
 
 @dataclass(frozen=True, eq=False)
@@ -165,12 +166,12 @@ def _table(name: str, columns: Mapping[str, NativeColumn]) -> pa.Table:
 
 
 def _column(table: str, col: str, data: NativeColumn) -> pa.Array:
-    if isinstance(data, list):
-        return pa.array(data, type=pa.string())
+    if isinstance(data, tuple) and len(data) == 3 and data[0] == "dict":
+        return _strings(table, col, data[1], data[2])
     if not (isinstance(data, tuple) and len(data) == 2):
         raise RuntimeError(
-            f"native column {table}.{col}: expected (dtype, bytes) or list[str], "
-            f"got {type(data).__name__}"
+            f"native column {table}.{col}: expected (dtype, bytes) or "
+            f"('dict', list[str], codes), got {type(data).__name__}"
         )
     dtype, raw = data
     try:
@@ -187,3 +188,17 @@ def _column(table: str, col: str, data: NativeColumn) -> pa.Array:
     if dtype == "bool":
         array = array.cast(pa.bool_())
     return array
+
+
+def _strings(table: str, col: str, dictionary: list[str], raw: bytes) -> pa.Array:
+    """A dictionary-encoded string column, decoded to plain strings by Arrow (no Python str
+    per row)."""
+    if len(raw) % 4:
+        raise RuntimeError(
+            f"native column {table}.{col}: {len(raw)} code bytes is not a multiple of 4"
+        )
+    codes = pa.Array.from_buffers(pa.uint32(), len(raw) // 4, [None, pa.py_buffer(raw)])
+    if len(codes) and pc.max(codes).as_py() >= len(dictionary):
+        raise RuntimeError(f"native column {table}.{col}: a code is outside its dictionary")
+    encoded = pa.DictionaryArray.from_arrays(codes, pa.array(dictionary, type=pa.string()))
+    return encoded.cast(pa.string())

@@ -25,6 +25,19 @@ reaches the Rust core (which does not know the table)::
 :func:`resolve_load` sets the knobs to ``base * offered_load_mbps / slope`` and removes the
 table. The calibration records the knobs' base values; a scenario whose knobs differ from them
 is refused, since the calibration would not describe it.
+
+**Per-direction targets** (seed 004 section 5.2: 105.3 Mb/s forward, 91.2 Mb/s reverse):
+:func:`calibrate_directions` gives each direction its own group of workloads, whose knobs are
+scaled by that direction's factor. Every run measures both directions, and the loads are
+fitted as a linear map of the factors through the origin, ``load[d] = sum_g A[d][g] f[g]``
+(a workload loads mostly its own direction, but its requests and ACKs load the other one too);
+the factors for the targets solve ``A f = target``. The first runs are at ``f = (1, 1)`` and
+with each group's factor halved, so ``A`` is determined; each target is then measured once
+more and the fit redone. Such a calibration is used with one load per direction::
+
+    [load]
+    offered_load_mbps = { down = 105.3, up = 91.2 }
+    calibration = "tcp-mix.calibration.json"
 """
 
 from __future__ import annotations
@@ -41,7 +54,10 @@ __all__ = [
     "KNOBS",
     "Calibration",
     "CalibrationPoint",
+    "DirectionalCalibration",
+    "DirectionalPoint",
     "calibrate",
+    "calibrate_directions",
     "load_calibration",
     "measure_load_mbps",
     "resolve_load",
@@ -57,7 +73,9 @@ KNOBS: dict[str, str] = {
 """The rate field of each workload kind that calibration scales."""
 
 UNCONGESTED_BPS = 1e9
+DIRECTIONS = ("down", "up")
 _FORMAT = "ecnlab-calibration/1"
+_FORMAT_DIRECTIONS = "ecnlab-calibration-directions/1"
 
 
 @dataclass
@@ -228,14 +246,17 @@ def calibrate(
     return cal
 
 
-def load_calibration(path: str | Path) -> Calibration:
-    """Read a calibration written by :func:`calibrate` (``Calibration.to_json``)."""
+def load_calibration(path: str | Path) -> Calibration | DirectionalCalibration:
+    """Read a calibration written by :func:`calibrate` or :func:`calibrate_directions`."""
     p = Path(path)
     try:
-        return Calibration.from_json(p.read_text())
+        text = p.read_text()
+        if json.loads(text).get("format") == _FORMAT_DIRECTIONS:
+            return DirectionalCalibration.from_json(text)
+        return Calibration.from_json(text)
     except FileNotFoundError:
         raise FileNotFoundError(f"calibration file not found: {p}") from None
-    except (KeyError, TypeError, json.JSONDecodeError) as e:
+    except (KeyError, TypeError, AttributeError, json.JSONDecodeError) as e:
         raise ValueError(f"{p}: not a valid calibration ({e})") from None
 
 
@@ -261,19 +282,248 @@ def resolve_load(scenario: dict[str, Any], base_dir: str | Path = ".") -> dict[s
             f"load.{min(unknown)}: unknown field (expected offered_load_mbps, calibration)"
         )
     mbps = load.get("offered_load_mbps")
-    if not isinstance(mbps, (int, float)) or not mbps > 0 or not math.isfinite(mbps):
-        raise ValueError(f"load.offered_load_mbps ({mbps!r}) must be a positive number")
+    per_direction = isinstance(mbps, dict)
+    if per_direction:
+        _check_direction_loads(mbps, "load.offered_load_mbps")
+    elif not _positive(mbps):
+        raise ValueError(
+            f"load.offered_load_mbps ({mbps!r}) must be a positive number "
+            "(or a table { down = ..., up = ... } with a per-direction calibration)"
+        )
     path = load.get("calibration")
     if not isinstance(path, str):
         raise ValueError(  # noqa: TRY004
             f"load.calibration ({path!r}) must be the path of a calibration file (ecnlab calibrate)"
         )
     cal = load_calibration(Path(base_dir) / path)
+    if per_direction != isinstance(cal, DirectionalCalibration):
+        made = "per direction" if per_direction else "for one direction"
+        raise ValueError(
+            f"load.offered_load_mbps ({mbps!r}) is {made} but load.calibration ({path}) "
+            + (
+                "is per direction: give { down = ..., up = ... }"
+                if not per_direction
+                else "is for one direction: give one number"
+            )
+        )
     knobs = _knobs(out)
     if set(knobs) != set(cal.knobs) or any(not math.isclose(knobs[k], cal.knobs[k]) for k in knobs):
         raise ValueError(
             f"load.calibration ({path}) was made for knobs {cal.knobs}, the scenario has {knobs}: "
             "recalibrate (ecnlab calibrate)"
         )
-    _set_knobs(out, cal.knob_values(float(mbps)))
+    if isinstance(cal, DirectionalCalibration):
+        assert isinstance(mbps, dict)
+        if set(mbps) != set(cal.groups):
+            raise ValueError(
+                f"load.offered_load_mbps ({mbps!r}) must give the directions of the calibration "
+                f"({', '.join(cal.groups)})"
+            )
+        _set_knobs(out, cal.knob_values({d: float(v) for d, v in mbps.items()}))
+    else:
+        _set_knobs(out, cal.knob_values(float(mbps)))
     return out
+
+
+def _positive(v: Any) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and v > 0 and math.isfinite(v)
+
+
+def _check_direction_loads(loads: Any, field: str) -> None:
+    if not isinstance(loads, dict) or not loads or set(loads) - set(DIRECTIONS):
+        raise ValueError(f"{field} ({loads!r}) must be a table of loads for down and/or up")
+    for d, v in loads.items():
+        if not _positive(v):
+            raise ValueError(f"{field}.{d} ({v!r}) must be a positive number (Mb/s)")
+
+
+@dataclass
+class DirectionalPoint:
+    """One run of :func:`calibrate_directions`: each group's factor and each direction's load."""
+
+    factors: dict[str, float]
+    mbps: dict[str, float]
+    seed: int
+
+
+@dataclass
+class DirectionalCalibration:
+    """The result of :func:`calibrate_directions`, stored as JSON.
+
+    Attributes:
+        knobs: ``{"workloads.I.FIELD": base value}`` of every scaled knob.
+        groups: ``{direction: [knob paths]}``: the knobs that direction's factor scales.
+        duration_s, warmup_s: of the calibration runs.
+        points: every run.
+        matrix_mbps: ``{measured direction: {group: Mb/s per unit factor}}``, fitted through
+            the origin on every point.
+        targets: every ``({direction: Mb/s}, {group: factor})`` asked for.
+    """
+
+    knobs: dict[str, float]
+    groups: dict[str, list[str]]
+    duration_s: float
+    warmup_s: float
+    points: list[DirectionalPoint] = field(default_factory=list)
+    matrix_mbps: dict[str, dict[str, float]] = field(default_factory=dict)
+    targets: list[tuple[dict[str, float], dict[str, float]]] = field(default_factory=list)
+    scenario_name: str = ""
+
+    def fit(self) -> None:
+        """Least squares through the origin, one row of the matrix per measured direction."""
+        import numpy as np
+
+        gs = list(self.groups)
+        x = np.array([[p.factors[g] for g in gs] for p in self.points])
+        for d in self.groups:
+            y = np.array([p.mbps[d] for p in self.points])
+            row, *_ = np.linalg.lstsq(x, y, rcond=None)
+            self.matrix_mbps[d] = {g: float(v) for g, v in zip(gs, row)}
+
+    def factors_for(self, mbps: dict[str, float]) -> dict[str, float]:
+        """Each group's factor that offers ``mbps`` (``{direction: Mb/s}``) in every direction.
+
+        Raises:
+            ValueError: the directions differ from the calibration's, or a factor would not be
+                positive (the targets are out of reach of these workloads).
+        """
+        import numpy as np
+
+        gs = list(self.groups)
+        if set(mbps) != set(gs):
+            raise ValueError(f"loads ({mbps}) must name the directions {', '.join(gs)}")
+        a = np.array([[self.matrix_mbps[d][g] for g in gs] for d in gs])
+        f = np.linalg.solve(a, np.array([mbps[d] for d in gs]))
+        if not all(v > 0 for v in f):
+            raise ValueError(
+                f"loads {mbps} need non-positive factors {dict(zip(gs, f.tolist()))}: the "
+                "workloads cannot offer them"
+            )
+        return {g: float(v) for g, v in zip(gs, f)}
+
+    def knob_values(self, mbps: dict[str, float]) -> dict[str, float]:
+        """Every knob's value for the loads ``mbps`` (``{direction: Mb/s}``)."""
+        f = self.factors_for(mbps)
+        return {k: self.knobs[k] * f[g] for g, ks in self.groups.items() for k in ks}
+
+    def to_json(self) -> str:
+        d = asdict(self)
+        d["format"] = _FORMAT_DIRECTIONS
+        d["targets"] = [
+            {"target_mbps": t, "factors": f, "knobs": self.knob_values(t)} for t, f in self.targets
+        ]
+        return json.dumps(d, indent=2) + "\n"
+
+    @classmethod
+    def from_json(cls, text: str) -> DirectionalCalibration:
+        d = json.loads(text)
+        if d.get("format") != _FORMAT_DIRECTIONS:
+            raise ValueError(
+                f"not a per-direction ecnlab calibration (format {d.get('format')!r}, "
+                f"expected {_FORMAT_DIRECTIONS!r})"
+            )
+        return cls(
+            knobs={k: float(v) for k, v in d["knobs"].items()},
+            groups={g: list(ks) for g, ks in d["groups"].items()},
+            duration_s=float(d["duration_s"]),
+            warmup_s=float(d["warmup_s"]),
+            points=[DirectionalPoint(**p) for p in d["points"]],
+            matrix_mbps={
+                m: {g: float(v) for g, v in row.items()} for m, row in d["matrix_mbps"].items()
+            },
+            targets=[(t["target_mbps"], t["factors"]) for t in d["targets"]],
+            scenario_name=d.get("scenario_name", ""),
+        )
+
+
+def calibrate_directions(
+    scenario: Any,
+    targets_mbps: Sequence[dict[str, float]],
+    workloads: dict[str, Sequence[int]],
+    *,
+    seed: int = 1,
+    refine: bool = True,
+    progress: bool | None = False,
+) -> DirectionalCalibration:
+    """Calibrate a load per direction, each scaled by the knobs of its own workloads.
+
+    Args:
+        scenario: a scenario dict or TOML path (its ``duration_s`` and ``warmup_s`` are the
+            calibration runs').
+        targets_mbps: the loads wanted, each ``{"down": Mb/s, "up": Mb/s}``.
+        workloads: ``{direction: [workload indices]}``: whose rate knobs each direction's
+            factor scales. Every workload with a rate knob is in exactly one group, and there
+            is one group per direction of the targets.
+        seed: seed of the first run; later runs use ``seed + 1``, ``seed + 2``...
+        refine: measure each target once more and refit with those points.
+        progress: as in :func:`ecnlab.run`.
+
+    Raises:
+        ValueError: the groups or targets are malformed, or the targets need a non-positive
+            factor.
+    """
+    from ._run import run
+    from ._scenario import load_scenario
+
+    base = load_scenario(scenario) if not isinstance(scenario, dict) else copy.deepcopy(scenario)
+    base.pop("load", None)
+    if not targets_mbps:
+        raise ValueError("targets_mbps is empty: give at least one {down: ..., up: ...}")
+    for t in targets_mbps:
+        _check_direction_loads(t, "target")
+        if set(t) != set(workloads):
+            raise ValueError(
+                f"target ({t}) must give a load for each direction of workloads ({list(workloads)})"
+            )
+    if set(workloads) - set(DIRECTIONS) or not workloads:
+        raise ValueError(f"workloads ({workloads}) must map down and/or up to workload indices")
+    knobs = _knobs(base)
+    groups: dict[str, list[str]] = {}
+    seen: dict[int, str] = {}
+    for d, indices in workloads.items():
+        groups[d] = []
+        for i in indices:
+            if i in seen:
+                raise ValueError(f"workload {i} is in both the {seen[i]} and the {d} group")
+            seen[i] = d
+            paths = [k for k in knobs if k.split(".")[1] == str(i)]
+            if not paths:
+                raise ValueError(f"workloads.{i} has no rate knob (or does not exist)")
+            groups[d] += paths
+        if not groups[d]:
+            raise ValueError(f"the {d} group has no workload")
+    ungrouped = sorted(set(knobs) - {k for ks in groups.values() for k in ks})
+    if ungrouped:
+        raise ValueError(f"rate knobs {ungrouped} are in no group: put their workloads in one")
+    base.setdefault("topology", {}).setdefault("bottleneck", {})["rate_bps"] = UNCONGESTED_BPS
+    cal = DirectionalCalibration(
+        knobs=knobs,
+        groups=groups,
+        duration_s=float(base.get("duration_s", 60.0)),
+        warmup_s=float(base.get("warmup_s", 0.0)),
+        scenario_name=str(base.get("name", "")),
+    )
+    next_seed = seed
+
+    def measure(factors: dict[str, float]) -> None:
+        nonlocal next_seed
+        sc = copy.deepcopy(base)
+        _set_knobs(sc, {k: knobs[k] * factors[g] for g, ks in groups.items() for k in ks})
+        result = run(sc, next_seed, progress=progress)
+        mbps = {d: measure_load_mbps(result, d) for d in groups}
+        cal.points.append(DirectionalPoint(factors=dict(factors), mbps=mbps, seed=next_seed))
+        next_seed += 1
+
+    ones = dict.fromkeys(groups, 1.0)
+    measure(ones)
+    for g in groups:
+        if len(groups) > 1:
+            measure({**ones, g: 0.5})
+    cal.fit()
+    unique = {tuple(sorted(t.items())): t for t in targets_mbps}
+    if refine:
+        for t in unique.values():
+            measure(cal.factors_for(t))
+        cal.fit()
+    cal.targets = [(dict(t), cal.factors_for(t)) for t in unique.values()]
+    return cal

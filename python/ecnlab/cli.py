@@ -136,12 +136,46 @@ def calibrate(
     direction: Annotated[
         str, typer.Option("--direction", help="Loaded direction: down or up.")
     ] = "down",
+    down_mbps: Annotated[
+        Optional[float],
+        typer.Option(
+            "--down-mbps",
+            help="Per-direction calibration: the down load (Mb/s) scaled by --down-workloads.",
+        ),
+    ] = None,
+    up_mbps: Annotated[
+        Optional[float],
+        typer.Option(
+            "--up-mbps", help="Per-direction calibration: the up load (Mb/s) by --up-workloads."
+        ),
+    ] = None,
+    down_workloads: Annotated[
+        Optional[list[int]],
+        typer.Option("--down-workloads", help="Workload indices whose knobs set the down load."),
+    ] = None,
+    up_workloads: Annotated[
+        Optional[list[int]],
+        typer.Option("--up-workloads", help="Workload indices whose knobs set the up load."),
+    ] = None,
     sets: SetsOpt = None,
 ) -> None:
-    """Find the arrival rates that offer each target load on an uncongested 1 Gb/s link."""
+    """Find the arrival rates that offer each target load on an uncongested 1 Gb/s link.
+
+    With --down-mbps/--up-mbps each direction gets its own load, set by its own workloads'
+    rate knobs (e.g. --down-mbps 105.3 --up-mbps 91.2 --down-workloads 0 --up-workloads 1).
+    """
     from .calibration import calibrate as calibrate_fn
 
     targets = [*(target_mbps or []), *(more_targets or [])]
+    per_direction = {d: v for d, v in (("down", down_mbps), ("up", up_mbps)) if v is not None}
+    if per_direction:
+        if targets:
+            _fail("give either --target-mbps or --down-mbps/--up-mbps, not both")
+        groups = {d: list(w) for d, w in (("down", down_workloads), ("up", up_workloads)) if w}
+        if set(groups) != set(per_direction):
+            _fail("give --down-workloads with --down-mbps and --up-workloads with --up-mbps")
+        _calibrate_directions(scenario, per_direction, groups, out, seed, sets)
+        return
     if not targets:
         _fail("give at least one target load: --target-mbps 90 98 105")
     try:
@@ -164,6 +198,42 @@ def calibrate(
     out_console.print(table)
     measured = ", ".join(f"{p.factor:.4g} -> {p.mbps:.4g} Mb/s" for p in cal.points)
     out_console.print(f"runs: {measured}; slope {cal.slope_mbps:.6g} Mb/s per unit factor")
+    out_console.print(f"written to {path}")
+
+
+def _calibrate_directions(
+    scenario: Path,
+    targets: dict[str, float],
+    groups: dict[str, list[int]],
+    out: Optional[Path],
+    seed: int,
+    sets: Optional[list[str]],
+) -> None:
+    from .calibration import calibrate_directions
+
+    try:
+        config = load_scenario(scenario, sets or (), resolve_load=False)
+        cal = calibrate_directions(config, [targets], groups, seed=seed, progress=None)
+        path = out or scenario.with_name(scenario.stem + ".calibration.json")
+        path.write_text(cal.to_json())
+    except (OSError, ValueError) as e:
+        _fail(f"{scenario}: {e}")
+    except KeyboardInterrupt:
+        err_console.print("[yellow]interrupted; nothing written[/]")
+        raise typer.Exit(EXIT_INTERRUPTED) from None
+    table = Table(title=f"per-direction calibration of {scenario} (1 Gb/s bottleneck)")
+    table.add_column("knob")
+    table.add_column("group")
+    table.add_column("value", justify="right")
+    values = cal.knob_values(targets)
+    for g, ks in cal.groups.items():
+        for k in ks:
+            table.add_row(k, g, f"{values[k]:.6g}")
+    out_console.print(table)
+    for p in cal.points:
+        f = ", ".join(f"{g} x{v:.4g}" for g, v in p.factors.items())
+        m = ", ".join(f"{d} {v:.4g} Mb/s" for d, v in p.mbps.items())
+        out_console.print(f"run (seed {p.seed}): {f} -> {m}")
     out_console.print(f"written to {path}")
 
 

@@ -63,7 +63,8 @@ impl Simulation {
         Ok(py.detach(move || sim.run_until(t_ns)))
     }
 
-    /// The result tables: name -> column -> (dtype, little-endian bytes) or list[str].
+    /// The result tables: name -> column -> (dtype, little-endian bytes), or for strings
+    /// ("dict", list[str] dictionary, little-endian u32 codes).
     /// Finalizes the run at the current time on first call.
     fn results<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         if self.results.is_none() {
@@ -80,7 +81,15 @@ impl Simulation {
                     Column::I64(v) => buffer(py, "i64", v.iter().flat_map(|x| x.to_le_bytes()).collect())?,
                     Column::U64(v) => buffer(py, "u64", v.iter().flat_map(|x| x.to_le_bytes()).collect())?,
                     Column::Bool(v) => buffer(py, "bool", v.iter().map(|b| *b as u8).collect())?,
-                    Column::Str(v) => PyList::new(py, v)?.into_any(),
+                    Column::Str(v) => PyTuple::new(
+                        py,
+                        [
+                            "dict".into_pyobject(py)?.into_any(),
+                            PyList::new(py, &v.dictionary)?.into_any(),
+                            PyBytes::new(py, &v.codes.iter().flat_map(|c| c.to_le_bytes()).collect::<Vec<u8>>()).into_any(),
+                        ],
+                    )?
+                    .into_any(),
                 };
                 cols.set_item(name, v)?;
             }

@@ -12,7 +12,7 @@ use crate::aqm::{Aecn, Afd, Aqm, Choke, CoDel, Dcn, DropTail, Outcome, Pi, Pie, 
 use crate::engine::rng::{purpose, StreamId};
 use crate::engine::time::{from_millis, from_secs, to_secs, tx_time};
 use crate::engine::{EventQueue, Rng, SimTime};
-use crate::metrics::{Column, Results, Table, Value};
+use crate::metrics::{Column, Results, StrColumn, Table, Value};
 use crate::net::dumbbell::{LinkId, Route, BOTTLENECK_DOWN, BOTTLENECK_HOP, BOTTLENECK_UP, NO_LINE};
 use crate::net::link::LinkStats;
 use crate::net::{DelayLine, Dumbbell, Hop, Link, LinkWake, Offer};
@@ -91,6 +91,9 @@ struct Conn {
     marks: u64,
     /// In-order bytes delivered (both ends) when the measurement window opened.
     delivered_at_warmup: u64,
+    /// Payload bytes received (both ends, duplicates included), and retransmitted bytes
+    /// received, when the window opened.
+    received_at_warmup: (u64, u64),
     exchanges_done: u32,
     /// The web session (slot, generation) this connection is an object of, and whether the
     /// session has been told the object is done.
@@ -107,6 +110,11 @@ struct Conn {
 impl Conn {
     fn delivered(&self) -> u64 {
         self.client.delivered_bytes() + self.server.delivered_bytes()
+    }
+    /// Payload bytes received by both ends, and the retransmitted ones among them.
+    fn received(&self) -> (u64, u64) {
+        let (c, s) = (&self.client.stats, &self.server.stats);
+        (c.bytes_received + s.bytes_received, c.retx_bytes_received + s.retx_bytes_received)
     }
     fn rtos(&self) -> u32 {
         self.client.stats.rtos + self.server.stats.rtos
@@ -154,7 +162,7 @@ struct ExchangeRows {
 struct FlowRows {
     flow: Vec<u64>,
     workload: Vec<i64>,
-    kind: Vec<String>,
+    kind: StrColumn,
     client: Vec<i64>,
     server: Vec<i64>,
     start_s: Vec<f64>,
@@ -166,6 +174,8 @@ struct FlowRows {
     bytes_sent: Vec<u64>,
     retx_bytes: Vec<u64>,
     goodput_bytes: Vec<u64>,
+    throughput_bytes: Vec<u64>,
+    retx_received_bytes: Vec<u64>,
     delivered_bytes: Vec<u64>,
     drops: Vec<u64>,
     marks: Vec<u64>,
@@ -206,9 +216,9 @@ struct Recorder {
     intervals: Vec<(LinkId, Snapshot, Snapshot)>,
     last: [Snapshot; 2],
     at_warmup: [Snapshot; 2],
-    samples: (Vec<String>, Vec<f64>, Vec<u64>, Vec<u64>),
+    samples: (StrColumn, Vec<f64>, Vec<u64>, Vec<u64>),
     /// AQM control variables: link, time, variable, value (sampled with the queues).
-    aqm_samples: (Vec<String>, Vec<f64>, Vec<String>, Vec<f64>),
+    aqm_samples: (StrColumn, Vec<f64>, StrColumn, Vec<f64>),
     sojourn: [Vec<u64>; 2],
     exchanges_started: u64,
     response_bytes_offered: u64,
@@ -773,6 +783,7 @@ impl Simulation {
                     synack_drops: 0,
                     marks: 0,
                     delivered_at_warmup: 0,
+                    received_at_warmup: (0, 0),
                     exchanges_done: 0,
                     session: None,
                     session_told: false,
@@ -811,6 +822,7 @@ impl Simulation {
         c.synack_drops = 0;
         c.marks = 0;
         c.delivered_at_warmup = 0;
+        c.received_at_warmup = (0, 0);
         c.exchanges_done = 0;
         c.session = spec.session;
         c.session_told = false;
@@ -1146,6 +1158,7 @@ impl Simulation {
         }
         for c in self.conns.iter_mut().filter(|c| c.live) {
             c.delivered_at_warmup = c.delivered();
+            c.received_at_warmup = c.received();
         }
         if self.now + self.rec.interval <= self.end {
             self.events.push(self.now + self.rec.interval, Ev::Interval);
@@ -1179,16 +1192,16 @@ impl Simulation {
         for l in [BOTTLENECK_UP, BOTTLENECK_DOWN] {
             let q = &self.net.links[l as usize].queue;
             let s = &mut self.rec.samples;
-            s.0.push(link_name(l).into());
+            s.0.push(link_name(l));
             s.1.push(to_secs(self.now));
             s.2.push(q.len_pkts() as u64);
             s.3.push(q.len_bytes());
             let (now, a) = (self.now, &mut self.rec.aqm_samples);
             self.net.links[l as usize].sync_idle(now);
             self.net.links[l as usize].queue.sample_aqm(now, &mut |name, v| {
-                a.0.push(link_name(l).into());
+                a.0.push(link_name(l));
                 a.1.push(to_secs(now));
-                a.2.push(name.into());
+                a.2.push(name);
                 a.3.push(v);
             });
         }
@@ -1315,6 +1328,8 @@ impl Simulation {
             .with("bytes_sent", Column::U64(r.bytes_sent))
             .with("retx_bytes", Column::U64(r.retx_bytes))
             .with("goodput_bytes", Column::U64(r.goodput_bytes))
+            .with("throughput_bytes", Column::U64(r.throughput_bytes))
+            .with("retx_received_bytes", Column::U64(r.retx_received_bytes))
             .with("delivered_bytes", Column::U64(r.delivered_bytes))
             .with("drops", Column::U64(r.drops))
             .with("marks", Column::U64(r.marks))
@@ -1331,9 +1346,9 @@ impl Simulation {
     fn links_table(&self) -> Table {
         let names = link_column_names();
         let mut cols: Vec<Vec<f64>> = vec![Vec::new(); names.len()];
-        let mut links = Vec::new();
+        let mut links = StrColumn::default();
         for (l, a, b) in &self.rec.intervals {
-            links.push(link_name(*l).to_string());
+            links.push(link_name(*l));
             let row = link_row(a, b);
             debug_assert_eq!(row.len(), names.len());
             for (c, v) in cols.iter_mut().zip(row) {
@@ -1359,7 +1374,9 @@ impl Simulation {
     }
 
     fn queue_counts_table(&mut self) -> Table {
-        let (mut link, mut kind, mut outcome, mut reason, mut packets) = (vec![], vec![], vec![], vec![], vec![]);
+        let (mut link, mut kind, mut outcome, mut reason) =
+            (StrColumn::default(), StrColumn::default(), StrColumn::default(), StrColumn::default());
+        let mut packets = vec![];
         for l in [BOTTLENECK_UP, BOTTLENECK_DOWN] {
             let (q, _) = self.window_queue(l);
             for k in PacketKind::ALL {
@@ -1367,10 +1384,10 @@ impl Simulation {
                     for r in Reason::ALL {
                         let n = q.count(k, o, r);
                         if n > 0 {
-                            link.push(link_name(l).to_string());
-                            kind.push(k.name().to_string());
-                            outcome.push(o.name().to_string());
-                            reason.push(r.name().to_string());
+                            link.push(link_name(l));
+                            kind.push(k.name());
+                            outcome.push(o.name());
+                            reason.push(r.name());
                             packets.push(n);
                         }
                     }
@@ -1415,12 +1432,12 @@ impl Simulation {
     }
 
     fn sojourn_table(&self) -> Table {
-        let (mut link, mut lo, mut hi, mut n) = (vec![], vec![], vec![], vec![]);
+        let (mut link, mut lo, mut hi, mut n) = (StrColumn::default(), vec![], vec![], vec![]);
         let bin_ms = self.rec.sojourn_bin as f64 / 1e6;
         for l in [BOTTLENECK_UP, BOTTLENECK_DOWN] {
             for (i, &c) in self.rec.sojourn[l as usize].iter().enumerate() {
                 if c > 0 {
-                    link.push(link_name(l).to_string());
+                    link.push(link_name(l));
                     lo.push(i as f64 * bin_ms);
                     let last = i + 1 == self.rec.sojourn_bins;
                     hi.push(if last { f64::INFINITY } else { (i + 1) as f64 * bin_ms });
@@ -1616,8 +1633,8 @@ fn record_flow(rec: &mut Recorder, now: SimTime, c: &Conn, end: Option<SimTime>)
     r.flow.push(c.flow_id);
     r.workload.push(c.workload as i64);
     r.kind.push(match c.kind {
-        FlowKind::Bulk => "bulk".into(),
-        FlowKind::Exchanges => "exchanges".into(),
+        FlowKind::Bulk => "bulk",
+        FlowKind::Exchanges => "exchanges",
     });
     r.client.push(c.route.client as i64);
     r.server.push(c.route.server as i64);
@@ -1631,14 +1648,18 @@ fn record_flow(rec: &mut Recorder, now: SimTime, c: &Conn, end: Option<SimTime>)
     r.retx_bytes.push(c.client.stats.retx_bytes + c.server.stats.retx_bytes);
     let delivered = c.delivered();
     // Bytes delivered inside the window: none if the flow ended before it opened.
-    let goodput = if now < rec.warmup {
-        0
+    let received = c.received();
+    let (goodput, received) = if now < rec.warmup {
+        (0, (0, 0))
     } else if c.start < rec.warmup {
-        delivered - c.delivered_at_warmup
+        let at = c.received_at_warmup;
+        (delivered - c.delivered_at_warmup, (received.0 - at.0, received.1 - at.1))
     } else {
-        delivered
+        (delivered, received)
     };
     r.goodput_bytes.push(goodput);
+    r.throughput_bytes.push(received.0);
+    r.retx_received_bytes.push(received.1);
     r.delivered_bytes.push(delivered);
     r.drops.push(c.drops);
     r.marks.push(c.marks);

@@ -70,7 +70,7 @@ fn slow_start_doubles_the_window_each_rtt() {
         .u64s("arrivals_pkts")
         .iter()
         .zip(match links.column("link").unwrap() {
-            ecnlab::metrics::Column::Str(s) => s.clone(),
+            ecnlab::metrics::Column::Str(s) => s.to_vec(),
             _ => unreachable!(),
         })
         .filter(|(_, l)| l == "bottleneck_down")

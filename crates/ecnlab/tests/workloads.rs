@@ -97,7 +97,7 @@ fn web_packet_arrivals_are_long_range_dependent() {
     let l = r.table("links");
     let Some(ecnlab::metrics::Column::Str(names)) = l.column("link") else { panic!("links.link") };
     let x: Vec<f64> =
-        (0..l.rows()).filter(|&i| names[i] == "bottleneck_down").map(|i| l.u64s("arrivals_pkts")[i] as f64).collect();
+        (0..l.rows()).filter(|&i| names.get(i) == "bottleneck_down").map(|i| l.u64s("arrivals_pkts")[i] as f64).collect();
     assert!(x.len() >= 14_000, "{}", x.len());
     let mean_rate = x.iter().sum::<f64>() / x.len() as f64 * 10.0;
     let h = hurst_aggregated_variance(&x, &[10, 20, 50, 100, 200, 500, 1000]);

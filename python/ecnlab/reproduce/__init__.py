@@ -40,7 +40,12 @@ __all__ = [
     "summary",
 ]
 
-STUDIES: dict[str, str] = {"abe": ".abe"}
+STUDIES: dict[str, str] = {
+    "ecn-plus": ".ecn_plus",
+    "heterogeneous": ".heterogeneous",
+    "dcn": ".dcn",
+    "abe": ".abe",
+}
 """CLI name -> module (relative to this package) defining ``STUDY``."""
 
 

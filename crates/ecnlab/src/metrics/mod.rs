@@ -11,7 +11,69 @@ pub enum Column {
     I64(Vec<i64>),
     U64(Vec<u64>),
     Bool(Vec<bool>),
-    Str(Vec<String>),
+    Str(StrColumn),
+}
+
+/// A column of strings, dictionary-encoded: string columns (link, packet kind, AQM variable)
+/// take a handful of distinct values, so a row costs a 4-byte code and no allocation.
+#[derive(Clone, Debug, Default)]
+pub struct StrColumn {
+    /// The distinct values, in order of first appearance.
+    pub dictionary: Vec<String>,
+    /// One index into `dictionary` per row.
+    pub codes: Vec<u32>,
+}
+
+impl StrColumn {
+    /// Appends `value` (a linear search of the dictionary: meant for few distinct values).
+    pub fn push(&mut self, value: &str) {
+        let code = match self.dictionary.iter().position(|d| d == value) {
+            Some(i) => i,
+            None => {
+                self.dictionary.push(value.to_string());
+                self.dictionary.len() - 1
+            }
+        };
+        self.codes.push(code as u32);
+    }
+
+    pub fn len(&self) -> usize {
+        self.codes.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.codes.is_empty()
+    }
+
+    pub fn get(&self, row: usize) -> &str {
+        &self.dictionary[self.codes[row] as usize]
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = &str> + '_ {
+        self.codes.iter().map(|&c| self.dictionary[c as usize].as_str())
+    }
+
+    /// The decoded values (for tests and small tables).
+    pub fn to_vec(&self) -> Vec<String> {
+        self.iter().map(str::to_string).collect()
+    }
+}
+
+/// Equal when the decoded values are equal, whatever the dictionary order.
+impl PartialEq for StrColumn {
+    fn eq(&self, other: &StrColumn) -> bool {
+        self.len() == other.len() && self.iter().eq(other.iter())
+    }
+}
+
+impl<S: AsRef<str>> FromIterator<S> for StrColumn {
+    fn from_iter<I: IntoIterator<Item = S>>(iter: I) -> StrColumn {
+        let mut c = StrColumn::default();
+        for s in iter {
+            c.push(s.as_ref());
+        }
+        c
+    }
 }
 
 impl PartialEq for Column {
@@ -151,5 +213,19 @@ mod tests {
     fn jain_matches_spec_vector() {
         assert_eq!(jain_index(&[1.0, 1.0, 1.0, 0.0]), 0.75);
         assert_eq!(jain_index(&[2.0, 2.0]), 1.0);
+    }
+
+    #[test]
+    fn str_column_encodes_each_distinct_value_once() {
+        let c: StrColumn = ["up", "down", "up", "up", "down"].into_iter().collect();
+        assert_eq!(c.dictionary, ["up", "down"]);
+        assert_eq!(c.codes, [0, 1, 0, 0, 1]);
+        assert_eq!((c.len(), c.get(1)), (5, "down"));
+        assert_eq!(c.to_vec(), ["up", "down", "up", "up", "down"]);
+        // Equality is on the values, not on the dictionary's order.
+        let other = StrColumn { dictionary: vec!["down".into(), "up".into()], codes: vec![1, 0, 1, 1, 0] };
+        assert_eq!(c, other);
+        let changed = StrColumn { dictionary: other.dictionary.clone(), codes: vec![1, 0, 1, 1, 1] };
+        assert_ne!(c, changed);
     }
 }

@@ -350,6 +350,8 @@ pub enum CongestionControlName {
     /// NewReno (RFC 5681, RFC 6582).
     #[default]
     Newreno,
+    /// Reno (RFC 5681 fast retransmit and fast recovery; a partial ACK ends recovery).
+    Reno,
     /// CUBIC (RFC 9438).
     Cubic,
 }
@@ -528,13 +530,14 @@ impl TcpConfig {
                 // (beta, beta_ecn with ABE): RFC 5681 / RFC 8511 for NewReno, RFC 9438 and
                 // ns-3's BetaEcn for CUBIC.
                 let defaults = match self.congestion_control.unwrap_or_default() {
-                    CongestionControlName::Newreno => (0.5, 0.8),
+                    CongestionControlName::Newreno | CongestionControlName::Reno => (0.5, 0.8),
                     CongestionControlName::Cubic => (0.7, 0.85),
                 };
                 let beta = self.beta.unwrap_or(defaults.0);
                 let beta_ecn = if abe { self.beta_ecn.unwrap_or(defaults.1) } else { beta };
                 match self.congestion_control.unwrap_or_default() {
                     CongestionControlName::Newreno => CcKind::NewReno { beta, beta_ecn },
+                    CongestionControlName::Reno => CcKind::Reno { beta, beta_ecn },
                     CongestionControlName::Cubic => CcKind::Cubic(CubicParams {
                         c: self.cubic_c.unwrap_or(0.4),
                         beta,
@@ -561,7 +564,7 @@ impl TcpConfig {
         let p = self.resolve();
         let secs = |t: u64| t as f64 / 1e9;
         let (beta, beta_ecn, cubic) = match p.cc {
-            CcKind::NewReno { beta, beta_ecn } => (beta, beta_ecn, None),
+            CcKind::NewReno { beta, beta_ecn } | CcKind::Reno { beta, beta_ecn } => (beta, beta_ecn, None),
             CcKind::Cubic(c) => (c.beta, c.beta_ecn, Some(c)),
         };
         let abe = self.abe.unwrap_or(false);

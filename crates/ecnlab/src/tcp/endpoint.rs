@@ -1,7 +1,8 @@
 //! One end of a TCP connection.
 //!
 //! Sources: RFC 793 (states, handshake, FIN), RFC 5681 (congestion control, delayed ACKs,
-//! duplicate ACKs), RFC 6582 (NewReno fast recovery with partial ACKs, "impatient" timer),
+//! duplicate ACKs, Reno fast recovery), RFC 6582 (NewReno fast recovery with partial ACKs,
+//! "impatient" timer),
 //! RFC 6298 (RTO, Karn, backoff), RFC 3168 section 6.1 (ECN negotiation, ECE/CWR), spec
 //! sections 14, 15, 17, 20-22.
 //!
@@ -18,6 +19,8 @@
 //!   that the window cannot use is not validated).
 //! * Entering fast retransmit requires the cumulative ACK to exceed `recover` (the highest
 //!   sequence number sent when the last recovery or timeout began), RFC 6582 section 3.2 step 2.
+//!   Reno keeps this rule too (ns-2's `bugFix_`, on by default): a second loss in a window that
+//!   Reno's recovery left on a partial ACK is repaired by the retransmission timer.
 
 use super::cc::{CongestionControl, Controller, Cubic, NewReno, Signal, Window};
 use super::params::{CcKind, EcnPlus, TcpParams};
@@ -81,7 +84,7 @@ pub struct EndpointStats {
     pub rtos: u32,
     /// SYN (client) or SYN-ACK (server) retransmissions.
     pub handshake_retx: u32,
-    /// Fast retransmits (entries into NewReno fast recovery).
+    /// Fast retransmits (entries into fast recovery).
     pub fast_retransmits: u32,
     /// Window reductions in response to ECE.
     pub ecn_reductions: u32,
@@ -90,6 +93,12 @@ pub struct EndpointStats {
     pub loss_reductions: u32,
     /// Data segments received with CE.
     pub ce_received: u32,
+    /// Payload bytes of every data segment that arrived, duplicates and retransmissions
+    /// included (seed 001's receiver throughput, against goodput).
+    pub bytes_received: u64,
+    /// Payload bytes of the retransmitted segments among them (seed 001's goodput excludes
+    /// them).
+    pub retx_bytes_received: u64,
     /// Client: the SYN-ACK that completed the handshake carried CE.
     pub synack_ce: bool,
     /// When the first and the last SYN (client) or SYN-ACK (server) were sent.
@@ -120,6 +129,9 @@ pub struct Endpoint {
     /// RFC 6582 `recover`: highest sequence number sent when recovery (or a timeout) began.
     recover: u64,
     in_recovery: bool,
+    /// NewReno (RFC 6582) recovery: partial ACKs retransmit the next hole. Off for Reno
+    /// (RFC 5681), whose recovery ends on the first ACK of new data.
+    partial_ack_recovery: bool,
     /// The first partial ACK of this recovery has been seen (impatient timer variant).
     partial_seen: bool,
     rtt: RttEstimator,
@@ -184,8 +196,10 @@ impl Endpoint {
             w: Window { cwnd: p.initial_window_bytes(), ssthresh: u64::MAX, mss },
             cc: match p.cc {
                 CcKind::NewReno { beta, beta_ecn } => Controller::NewReno(NewReno::new(beta, beta_ecn, p.abc)),
+                CcKind::Reno { beta, beta_ecn } => Controller::NewReno(NewReno::new(beta, beta_ecn, p.abc)),
                 CcKind::Cubic(c) => Controller::Cubic(Cubic::new(c).with_abc(p.abc)),
             },
+            partial_ack_recovery: p.cc.partial_ack_recovery(),
             peer_wnd: mss,
             dupacks: 0,
             recover: 0,
@@ -384,7 +398,12 @@ impl Endpoint {
             self.dupacks = 0;
             let mut restart_timer = true;
             if self.in_recovery {
-                if ack > self.recover {
+                if !self.partial_ack_recovery {
+                    // Reno (RFC 5681 section 3.2 step 6): the first ACK of new data, partial or
+                    // full, ends recovery and deflates the window to ssthresh.
+                    self.in_recovery = false;
+                    self.w.cwnd = self.w.ssthresh;
+                } else if ack > self.recover {
                     // Full ACK (RFC 6582 step 5): deflate to min(ssthresh, FlightSize + SMSS).
                     self.in_recovery = false;
                     let flight = self.snd_max - self.snd_una;
@@ -431,7 +450,8 @@ impl Endpoint {
         }
     }
 
-    /// Third duplicate ACK: fast retransmit and enter fast recovery (RFC 6582 steps 2-3).
+    /// Third duplicate ACK: fast retransmit and enter fast recovery (RFC 5681 section 3.2 steps
+    /// 2-4, RFC 6582 steps 2-3).
     fn enter_fast_recovery(&mut self, ctx: &mut SegmentCtx) {
         let flight = self.snd_max - self.snd_una;
         self.recover = self.snd_max - 1;
@@ -489,6 +509,10 @@ impl Endpoint {
         let fin = pkt.has(flags::FIN);
         if len == 0 && !fin {
             return; // a pure ACK
+        }
+        self.stats.bytes_received += len;
+        if pkt.kind == PacketKind::Retx {
+            self.stats.retx_bytes_received += len;
         }
         // RFC 3168 6.1.3: CWR stops the echo, CE (re)starts it.
         if pkt.has(flags::CWR) {
@@ -957,6 +981,105 @@ mod tests {
         pair.deliver(true, &ackp(10_001));
         assert_eq!(pair.s.window().cwnd, 2000);
         assert!(!pair.s.in_recovery);
+    }
+
+    /// A retransmission the server sent: when, which byte, and whether it was in fast recovery.
+    #[derive(Debug, PartialEq)]
+    struct Retx {
+        at: SimTime,
+        seq: u64,
+        in_recovery: bool,
+    }
+
+    /// Closed loop over a zero-delay network: the server sends `bytes` to the real client
+    /// receiver, the first transmission of each segment starting at a byte of `lost` is
+    /// dropped, and timers fire when nothing is in transit. Returns the server's counters and
+    /// its retransmissions.
+    fn transfer_with_losses(cc: CcKind, lost: &[u64], bytes: u64) -> (EndpointStats, Vec<Retx>) {
+        let mut pair = Pair::new(TcpParams { cc, initial_window_segments: 10, ..params() });
+        pair.establish();
+        let mut lost = lost.to_vec();
+        let mut retx = Vec::new();
+        let mut wire: std::collections::VecDeque<(bool, Packet)> = std::collections::VecDeque::new();
+        let first = pair.on(true, |e, _| e.write(bytes));
+        wire.extend(first.into_iter().map(|p| (false, p)));
+        loop {
+            while let Some((to_server, pkt)) = wire.pop_front() {
+                if !to_server {
+                    if pkt.kind == PacketKind::Retx {
+                        retx.push(Retx { at: pair.now, seq: pkt.seq, in_recovery: pair.s.in_recovery });
+                    } else if let Some(i) = lost.iter().position(|&l| l == pkt.seq) {
+                        lost.remove(i);
+                        continue;
+                    }
+                }
+                let out = pair.deliver(to_server, &pkt);
+                wire.extend(out.into_iter().map(|p| (!to_server, p)));
+            }
+            if pair.s.acked_bytes() == bytes {
+                return (pair.s.stats, retx);
+            }
+            let next = pair.s.rto_at.min(pair.c.delack_at);
+            assert!(next != OFF && next < 60 * NS_PER_S, "stalled: {retx:?}");
+            pair.now = next;
+            let to_server = next == pair.c.delack_at;
+            let out = if to_server {
+                pair.on(false, |e, _| e.on_delack())
+            } else {
+                pair.on(true, |e, ctx| {
+                    e.on_rto(ctx);
+                })
+            };
+            wire.extend(out.into_iter().map(|p| (to_server, p)));
+        }
+    }
+
+    #[test]
+    fn two_losses_in_a_window_reno_leaves_recovery_on_the_partial_ack_newreno_does_not() {
+        // Ten segments in flight; the 1st (byte 1) and the 4th (byte 3001) are lost. Eight
+        // duplicate ACKs: fast retransmit of byte 1 on the third, three new segments on the
+        // inflated window, then the partial ACK 3001.
+        let lost = [1, 3001];
+        let (nr, nr_retx) = transfer_with_losses(CcKind::NewReno { beta: 0.5, beta_ecn: 0.5 }, &lost, 20_000);
+        // NewReno (RFC 6582): the partial ACK retransmits the second hole at once, still in
+        // recovery; no timeout.
+        assert_eq!(
+            nr_retx,
+            vec![Retx { at: 0, seq: 1, in_recovery: true }, Retx { at: 0, seq: 3001, in_recovery: true }]
+        );
+        assert_eq!((nr.fast_retransmits, nr.rtos, nr.loss_reductions), (1, 0, 1));
+
+        // Reno (RFC 5681): the partial ACK ends recovery (cwnd = ssthresh = 5000, with 10000
+        // bytes still in flight, so nothing is sent); the three duplicate ACKs of 3001 that the
+        // new segments raise do not start a second fast retransmit (3001 is not beyond
+        // `recover`), so the second hole waits for the retransmission timer (1 s, the minimum).
+        let (reno, reno_retx) = transfer_with_losses(CcKind::Reno { beta: 0.5, beta_ecn: 0.5 }, &lost, 20_000);
+        assert_eq!(reno_retx[0], Retx { at: 0, seq: 1, in_recovery: true });
+        assert_eq!(reno_retx[1], Retx { at: NS_PER_S, seq: 3001, in_recovery: false });
+        assert_eq!((reno.fast_retransmits, reno.rtos, reno.loss_reductions), (1, 1, 1));
+    }
+
+    #[test]
+    fn reno_partial_ack_deflates_to_ssthresh_and_leaves_recovery() {
+        let mut pair = Pair::new(TcpParams {
+            initial_window_segments: 10,
+            cc: CcKind::Reno { beta: 0.5, beta_ecn: 0.5 },
+            ..params()
+        });
+        pair.establish();
+        pair.on(true, |e, _| e.write(10_000));
+        for _ in 0..2 {
+            pair.deliver(true, &ack_to_server(1, 0));
+        }
+        let fr = pair.deliver(true, &ack_to_server(1, 0));
+        assert_eq!((fr[0].kind, fr[0].seq), (PacketKind::Retx, 1), "fast retransmit as NewReno");
+        assert_eq!((pair.s.window().cwnd, pair.s.window().ssthresh), (8000, 5000));
+        pair.deliver(true, &ack_to_server(1, 0));
+        assert_eq!(pair.s.window().cwnd, 9000, "inflation by one SMSS per further duplicate ACK");
+        let pa = pair.deliver(true, &ack_to_server(3001, 0));
+        assert!(pa.is_empty(), "no retransmission on the partial ACK");
+        assert!(!pair.s.in_recovery);
+        assert_eq!(pair.s.window().cwnd, 5000, "RFC 5681 step 6: cwnd = ssthresh");
     }
 
     #[test]

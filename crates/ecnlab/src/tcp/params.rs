@@ -15,6 +15,9 @@ pub enum CcKind {
     /// Multiplicative decrease `beta` on a loss, `beta_ecn` on an ECN echo (ABE when they
     /// differ).
     NewReno { beta: f64, beta_ecn: f64 },
+    /// Reno (RFC 5681 section 3.2): NewReno's window arithmetic, but fast recovery ends on the
+    /// first ACK of new data, partial or full (no RFC 6582 partial-ACK rule).
+    Reno { beta: f64, beta_ecn: f64 },
     Cubic(CubicParams),
 }
 
@@ -54,6 +57,14 @@ pub struct TcpParams {
 /// RFC 3390's initial window in segments for a given MSS: min(4 MSS, max(2 MSS, 4380 B)).
 pub fn rfc3390_iw_segments(mss: u32) -> u32 {
     (4380 / mss).clamp(2, 4)
+}
+
+impl CcKind {
+    /// Whether fast recovery follows RFC 6582 (retransmit on partial ACKs) or RFC 5681 (Reno:
+    /// leave recovery on the first new ACK). CUBIC uses the NewReno sender.
+    pub fn partial_ack_recovery(&self) -> bool {
+        !matches!(self, CcKind::Reno { .. })
+    }
 }
 
 impl TcpParams {

@@ -32,7 +32,7 @@ pub fn merge(a: &mut Value, b: &Value) {
 /// A string column of a result table.
 pub fn strs(r: &Results, table: &str, col: &str) -> Vec<String> {
     match r.table(table).column(col) {
-        Some(Column::Str(s)) => s.clone(),
+        Some(Column::Str(s)) => s.to_vec(),
         _ => panic!("{table}.{col} is not a string column"),
     }
 }
