@@ -270,6 +270,8 @@ def run_cases(
 ) -> list[dict[str, Any]]:
     """Run each case ``repeat`` times, each in a fresh subprocess, and keep the median run.
 
+    The repeats go round the cases (every case once, then every case again, ...), so a slow
+    spell of a shared machine falls on several cases rather than on all repeats of one.
     The record kept is the run with the median wall time; ``peak_rss_mb`` is the largest peak
     of the repeats, and ``repeats`` and ``wall_s_all`` tell what was measured.
 
@@ -278,15 +280,20 @@ def run_cases(
     """
     if repeat < 1:
         raise ValueError(f"repeat ({repeat}) must be at least 1")
+    cases = list(cases)
+    runs: list[list[dict[str, Any]]] = [[] for _ in cases]
+    for round_ in range(repeat):
+        for case, done in zip(cases, runs):
+            if on_start is not None and round_ == 0:
+                on_start(case)
+            done.append(_run_once(case, quick))
     records = []
-    for case in cases:
-        if on_start is not None:
-            on_start(case)
-        runs = sorted((_run_once(case, quick) for _ in range(repeat)), key=lambda r: r["wall_s"])
-        record = dict(runs[len(runs) // 2])
-        record["peak_rss_mb"] = max(r["peak_rss_mb"] for r in runs)
+    for done in runs:
+        done.sort(key=lambda r: r["wall_s"])
+        record = dict(done[len(done) // 2])
+        record["peak_rss_mb"] = max(r["peak_rss_mb"] for r in done)
         record["repeats"] = repeat
-        record["wall_s_all"] = [r["wall_s"] for r in runs]
+        record["wall_s_all"] = [r["wall_s"] for r in done]
         records.append(record)
     return records
 

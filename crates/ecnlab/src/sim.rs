@@ -586,6 +586,9 @@ impl Simulation {
             self.events.push(t, Ev::TxDone(l));
         }
         if let Some((id, arrive)) = wake.started {
+            if wake.marked_at_dequeue {
+                self.count_flow(id, false);
+            }
             self.launch(l, id, arrive);
         }
         while let Some(id) = self.dropped.pop() {

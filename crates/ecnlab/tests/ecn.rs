@@ -273,3 +273,21 @@ fn byte_counting_doubles_growth_under_delayed_acks_in_closed_loop() {
     assert!((0.4..0.6).contains(&plain), "RFC 5681: {plain} segments per RTT");
     assert!((0.85..1.15).contains(&abc), "RFC 3465: {abc} segments per RTT");
 }
+
+#[test]
+fn flows_count_the_marks_an_aqm_makes_at_enqueue_and_at_dequeue() {
+    // CoDel marks as packets leave the queue, the threshold marker as they arrive: either way
+    // every mark on the bottleneck is charged to one flow.
+    let flows = json!([{"kind": "bulk", "flows": 4}]);
+    for aqm in [json!({"kind": "codel", "ecn": true}), json!({"kind": "threshold", "k_pkts": 20})] {
+        let mut v = marked_dumbbell(20, json!({"ecn": true}), flows.clone(), 20.0);
+        v["topology"]["bottleneck"]["queue"]["aqm"] = aqm.clone();
+        let r = run(v, 1);
+        let q = r.table("queue_counts");
+        let outcome = common::strs(&r, "queue_counts", "outcome");
+        let queue_marks: u64 = (0..q.rows()).filter(|&i| outcome[i] == "marked").map(|i| q.u64s("packets")[i]).sum();
+        assert!(queue_marks > 100, "{aqm}: {queue_marks} marks");
+        assert_eq!(sum_u64(&r, "flows", "marks"), queue_marks, "{aqm}");
+        assert_eq!(sum_u64(&r, "flows", "drops"), 0, "{aqm}: ECN flows, no overflow");
+    }
+}

@@ -341,7 +341,7 @@ mod tests {
         let mut dropped = Vec::new();
         let mut marked = 0;
         for t in 5..=300u64 {
-            if let Some(id) = q.dequeue(&mut pool, t * MS, &mut dropped) {
+            if let Some((id, _)) = q.dequeue(&mut pool, t * MS, &mut dropped) {
                 marked += (pool.get(id).ecn == Ecn::Ce) as u32;
                 pool.free(id);
             }

@@ -460,14 +460,15 @@ impl Queue {
         Enqueue::Queued { marked }
     }
 
-    /// Takes the head packet for transmission. Packets the AQM drops at dequeue (e.g. CoDel)
-    /// are appended to `dropped` for the caller to account for and free.
+    /// Takes the head packet for transmission, with whether the AQM marked it (CE) now.
+    /// Packets the AQM drops at dequeue (e.g. CoDel) are appended to `dropped` for the caller to
+    /// account for and free.
     pub fn dequeue(
         &mut self,
         pool: &mut PacketPool,
         now: SimTime,
         dropped: &mut Vec<PacketId>,
-    ) -> Option<PacketId> {
+    ) -> Option<(PacketId, bool)> {
         loop {
             self.advance_area(now);
             let Some(id) = self.fifo.pop_front() else {
@@ -477,10 +478,12 @@ impl Queue {
             let pkt = pool.get_mut(id);
             self.len_bytes -= pkt.size as u64;
             let view = QueueView { len_pkts: self.fifo.len() as u32, len_bytes: self.len_bytes };
+            let mut marked = false;
             match self.aqm.on_dequeue(&view, pkt, now) {
                 Verdict::Pass => {}
                 Verdict::Signal(reason) if self.aqm.ecn() && pkt.ecn.is_ect_or_ce() => {
                     pkt.ecn = Ecn::Ce;
+                    marked = true;
                     let kind = pkt.kind;
                     self.count(kind, Outcome::Marked, reason);
                 }
@@ -494,7 +497,7 @@ impl Queue {
                 }
             }
             self.stats.dequeued_pkts += 1;
-            return Some(id);
+            return Some((id, marked));
         }
     }
 }
@@ -577,7 +580,7 @@ mod tests {
         assert_eq!(q.enqueue(&mut pool, b, 10), Enqueue::Dropped(Reason::Overflow));
         assert!(matches!(q.enqueue(&mut pool, c, 10), Enqueue::Queued { .. }));
         let mut dropped = Vec::new();
-        assert_eq!(q.dequeue(&mut pool, 20, &mut dropped), Some(a));
+        assert_eq!(q.dequeue(&mut pool, 20, &mut dropped), Some((a, false)));
         assert_eq!(q.len_bytes(), 40);
         // 1 packet for 10 ns, 2 packets for 10 ns, then 1 packet for 5 ns.
         assert_eq!(q.stats(25).area_pkts_ns, 10 + 20 + 5);

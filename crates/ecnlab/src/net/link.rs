@@ -25,6 +25,8 @@ pub struct LinkWake {
     /// given time. The simulator puts it on the wire ([`Link::put_on_wire`]) or straight into
     /// the next pure-delay stage.
     pub started: Option<(PacketId, SimTime)>,
+    /// The AQM marked the started packet (CE) as it left the queue (e.g. CoDel).
+    pub marked_at_dequeue: bool,
 }
 
 /// Cumulative counters of a link (queue counters are in its [`Queue`]).
@@ -107,7 +109,7 @@ impl Link {
                 } else {
                     // The transmitter is busy and nothing else waits: wake when it frees.
                     self.tx_pending = true;
-                    LinkWake { tx_done_at: Some(self.busy_until), started: None }
+                    LinkWake { tx_done_at: Some(self.busy_until), ..LinkWake::default() }
                 };
                 (Offer::Queued { marked }, wake)
             }
@@ -116,7 +118,7 @@ impl Link {
 
     /// Takes the next packet from the queue, if any, and starts serializing it at `now`.
     fn start_next(&mut self, pool: &mut PacketPool, now: SimTime, dropped: &mut Vec<PacketId>) -> LinkWake {
-        let Some(id) = self.queue.dequeue(pool, now, dropped) else {
+        let Some((id, marked_at_dequeue)) = self.queue.dequeue(pool, now, dropped) else {
             // The queue found itself empty and told its AQM the link is idle from now.
             self.tx_pending = false;
             self.idle_told = true;
@@ -136,6 +138,7 @@ impl Link {
         LinkWake {
             tx_done_at: self.tx_pending.then_some(self.busy_until),
             started: Some((id, self.busy_until + self.delay_ns)),
+            marked_at_dequeue,
         }
     }
 
@@ -265,20 +268,20 @@ mod tests {
 
         // Idle link: the packet starts at once, no end-of-serialization event.
         let (_, w) = link.send(&mut pool, a, 0, &mut dropped);
-        assert_eq!(w, LinkWake { tx_done_at: None, started: Some((a, 6_000_000)) });
+        assert_eq!(w, LinkWake { tx_done_at: None, started: Some((a, 6_000_000)), marked_at_dequeue: false });
         assert_eq!(link.put_on_wire(a, 6_000_000), Some(6_000_000));
         // Busy link: the next packet waits and asks to be woken when the transmitter frees.
         let (_, w) = link.send(&mut pool, b, 400_000, &mut dropped);
-        assert_eq!(w, LinkWake { tx_done_at: Some(1_000_000), started: None });
+        assert_eq!(w, LinkWake { tx_done_at: Some(1_000_000), ..LinkWake::default() });
         // A third packet joins the queue; the wake-up is already scheduled.
         let (_, w) = link.send(&mut pool, c, 500_000, &mut dropped);
         assert_eq!(w, LinkWake::default());
         // At 1 ms b starts; c still waits, so another wake-up.
         let w = link.on_tx_done(&mut pool, 1_000_000, &mut dropped);
-        assert_eq!(w, LinkWake { tx_done_at: Some(2_000_000), started: Some((b, 7_000_000)) });
+        assert_eq!(w, LinkWake { tx_done_at: Some(2_000_000), started: Some((b, 7_000_000)), marked_at_dequeue: false });
         assert_eq!(link.put_on_wire(b, 7_000_000), None);
         let w = link.on_tx_done(&mut pool, 2_000_000, &mut dropped);
-        assert_eq!(w, LinkWake { tx_done_at: None, started: Some((c, 8_000_000)) });
+        assert_eq!(w, LinkWake { tx_done_at: None, started: Some((c, 8_000_000)), marked_at_dequeue: false });
         link.put_on_wire(c, 8_000_000);
         assert_eq!(link.packets_inside(), 3);
         assert_eq!(link.on_arrival(), (a, Some(7_000_000)));
