@@ -109,6 +109,9 @@ def test_summary_mean_and_spread() -> None:
     assert (s["mean"], s["sd"], s["min"], s["max"], s["n"]) == (2.0, 1.0, 1.0, 3.0, 3)
     assert s["values"][-1] is None
     assert repro.format_value(s) == "2 ± 1"
+    nested = {"RED": s, "PI": {"verdict": "holds", "a": s}}
+    assert repro.format_value(nested) == "RED: 2 ± 1; PI: verdict: holds; a: 2 ± 1"
+    assert repro.format_value(nested, limit=12) == "RED: 2 ± 1;…"
 
 
 def test_cli_reproduce_unknown_study_is_one_line_error() -> None:

@@ -619,14 +619,14 @@ def reproduce(
         )
         raise typer.Exit(EXIT_INTERRUPTED) from None
     table = Table(title=escape(f"{chosen.title}: {mode} reproduction"))
-    for col in ("id", "claim", "paper", "ours (mean ± sd)", "holds"):
+    for col in ("id", "claim", "paper", "ours (mean ± sd; all in claims.json)", "holds"):
         table.add_column(col, overflow="fold")
     for c in report.claims:
         table.add_row(
             escape(c.id),
             escape(c.claim),
-            escape(repro.format_value(c.paper)),
-            escape(repro.format_value(c.ours)),
+            escape(repro.format_value(c.paper, limit=80)),
+            escape(repro.format_value(c.ours, limit=80)),
             "yes" if c.passed else "[bold red]NO[/]",
         )
     out_console.print(table)

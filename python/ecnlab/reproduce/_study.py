@@ -281,15 +281,23 @@ def _write(
     tmp.replace(root / "report.html")
 
 
-def format_value(value: Any) -> str:
-    """A claim's ``paper`` or ``ours`` in a few characters (mean ± sd for a summary)."""
+def format_value(value: Any, limit: int | None = None) -> str:
+    """A claim's ``paper`` or ``ours`` in a few characters (mean ± sd for a summary), cut to
+    ``limit`` characters with an ellipsis when given (``claims.json`` keeps everything)."""
+    text = _format(value)
+    if limit is not None and len(text) > limit:
+        return text[: max(limit - 1, 0)] + "…"
+    return text
+
+
+def _format(value: Any) -> str:
     if isinstance(value, dict) and "mean" in value and "n" in value:
         mean, sd = value["mean"], value["sd"]
         if mean is None:
             return "-"
         return f"{mean:.4g} ± {sd:.2g}" if sd is not None else f"{mean:.4g}"
     if isinstance(value, dict):
-        return "; ".join(f"{k}: {format_value(v)}" for k, v in value.items())
+        return "; ".join(f"{k}: {_format(v)}" for k, v in value.items())
     if isinstance(value, float):
         return f"{value:.4g}"
     if value is None:
