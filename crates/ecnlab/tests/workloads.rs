@@ -107,8 +107,8 @@ fn web_packet_arrivals_are_long_range_dependent() {
 
 #[test]
 fn heterogeneous_groups_have_their_hosts_and_window_cap() {
-    // Seed 001's setting (as examples/heterogeneous-groups.toml, shortened): 15 flows in three
-    // RTT groups, a 30-packet window cap, 1000-byte segments, hosts of their own.
+    // Seed 001's grouping (the 15 flows of examples/heterogeneous-groups.toml, shortened): three
+    // RTT groups, a 30-segment window cap, 1000-byte segments, hosts of their own.
     let group = |flows: u32, offset: u32, start: f64, rtt: f64| {
         json!({"kind": "bulk", "flows": flows, "host_offset": offset, "start_s": start,
                "rtt_ms": {"dist": "constant", "value": rtt}, "rwnd_bytes": {"dist": "constant", "value": 30000}})
