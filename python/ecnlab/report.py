@@ -25,7 +25,7 @@ import pyarrow
 from . import _core, plots
 from .store import PathLike, open_results
 
-__all__ = ["write_report"]
+__all__ = ["figure_html", "html_page", "html_table", "versions_html", "write_page", "write_report"]
 
 _STYLE = """
 body { font-family: system-ui, sans-serif; margin: 2em auto; max-width: 1200px; color: #222; }
@@ -58,11 +58,25 @@ def write_report(results: PathLike, out: PathLike | None = None) -> Path:
     root = Path(results)
     con = open_results(root)
     target = Path(out) if out is not None else root / "report.html"
-    page = _page(con, root)
+    write_page(target, _page(con, root))
+    return target
+
+
+def write_page(target: Path, page: str) -> None:
+    """Write an HTML page atomically (a reader never sees half a page)."""
     tmp = target.with_name(f".{target.name}.tmp")
     tmp.write_text(page, encoding="utf-8")
     tmp.replace(target)
-    return target
+
+
+def html_page(title: str, parts: list[str]) -> str:
+    """A self-contained HTML document: ``title`` as its title, ``parts`` as its body."""
+    body = "\n".join(parts)
+    return (
+        "<!DOCTYPE html>\n<html lang='en'><head><meta charset='utf-8'>"
+        f"<title>{html.escape(title)}</title><style>{_STYLE}</style></head>"
+        f"<body>\n{body}\n</body></html>\n"
+    )
 
 
 def _page(con: duckdb.DuckDBPyConnection, root: Path) -> str:
@@ -76,7 +90,7 @@ def _page(con: duckdb.DuckDBPyConnection, root: Path) -> str:
     parts.append(_summary_table(con))
     if has["links"]:
         parts.append("<h2>Normalized throughput (%)</h2>")
-        parts.append(_guard(lambda: _html_table(plots.throughput_frame(con), digits=2)))
+        parts.append(_guard(lambda: html_table(plots.throughput_frame(con), digits=2)))
     figures = []
     if has["exchanges"]:
         figures += [
@@ -89,7 +103,7 @@ def _page(con: duckdb.DuckDBPyConnection, root: Path) -> str:
         figures += [("Goodput by flow group", "goodput"), ("Fairness against flows", "fairness")]
     for heading, kind in figures:
         parts.append(f"<h2>{html.escape(heading)}</h2>")
-        parts.append(_guard(lambda kind=kind: _figure(plots.plot(con, kind), kind)))
+        parts.append(_guard(lambda kind=kind: figure_html(plots.plot(con, kind), kind)))
     parts.append("<h2>Runs</h2>")
     parts.append(_runs_table(con))
     parts.append("<h2>Sweep definition</h2>")
@@ -97,13 +111,8 @@ def _page(con: duckdb.DuckDBPyConnection, root: Path) -> str:
     text = json.dumps(json.loads(definition[0]), indent=2) if definition and definition[0] else "-"
     parts.append(f"<pre>{html.escape(text)}</pre>")
     parts.append("<h2>Versions</h2>")
-    parts.append(_versions())
-    body = "\n".join(parts)
-    return (
-        "<!DOCTYPE html>\n<html lang='en'><head><meta charset='utf-8'>"
-        f"<title>{html.escape(title)}</title><style>{_STYLE}</style></head>"
-        f"<body>\n{body}\n</body></html>\n"
-    )
+    parts.append(versions_html())
+    return html_page(title, parts)
 
 
 def _scalar(con: duckdb.DuckDBPyConnection, sql: str) -> Any:
@@ -146,7 +155,7 @@ def _summary_table(con: duckdb.DuckDBPyConnection) -> str:
         ]
     shown["seeds"] = stats[f"{metrics[0]}_n"] if metrics else 0
     shown.columns = [c.removesuffix("_label") for c in shown.columns]
-    return _html_table(shown.set_index(list(shown.columns[: len(keys)])))
+    return html_table(shown.set_index(list(shown.columns[: len(keys)])))
 
 
 def _runs_table(con: duckdb.DuckDBPyConnection) -> str:
@@ -156,16 +165,18 @@ def _runs_table(con: duckdb.DuckDBPyConnection) -> str:
     ]
     cols = ["run_id", "seed", "reference", "status", *(f'"{a}_label"' for a in axes), "error"]
     runs = con.execute(f"SELECT {', '.join(cols)} FROM runs ORDER BY ALL").df()
-    return _html_table(runs.set_index("run_id"))
+    return html_table(runs.set_index("run_id"))
 
 
-def _html_table(frame: pd.DataFrame, digits: int | None = None) -> str:
+def html_table(frame: pd.DataFrame, digits: int | None = None) -> str:
+    """A DataFrame as an HTML table (escaped, ``-`` for missing values)."""
     if digits is not None:
         frame = frame.round(digits)
     return frame.to_html(border=0, na_rep="-", escape=True)
 
 
-def _figure(fig: Any, kind: str) -> str:
+def figure_html(fig: Any, kind: str) -> str:
+    """A matplotlib figure as an embedded PNG ``<img>`` (``kind`` is its alt text)."""
     buffer = io.BytesIO()
     fig.savefig(buffer, format="png", dpi=100)
     data = base64.b64encode(buffer.getvalue()).decode("ascii")
@@ -179,7 +190,8 @@ def _guard(make: Any) -> str:
         return f"<p class='error'>not available: {html.escape(str(e))}</p>"
 
 
-def _versions() -> str:
+def versions_html() -> str:
+    """A table of the versions of ecnlab, Python and the libraries, and the time written."""
     rows = {
         "ecnlab": _core.__version__,
         "python": platform.python_version(),

@@ -32,7 +32,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 from .. import store
-from ..report import _STYLE, _figure, _html_table, _versions
+from ..report import figure_html, html_page, html_table, versions_html, write_page
 from ..sweep import SweepError, SweepReport, run_sweep, sweep_from_dict
 
 __all__ = [
@@ -204,16 +204,16 @@ def reproduce(
     names = [d.get("name") for d in definitions]
     if len(set(names)) != len(names) or not all(isinstance(n, str) and n for n in names):
         raise SweepError(f"study {study.name!r}: every part needs a unique name ({names})")
-    # Parse every part first so a bad one stops the reproduction before anything runs.
+    # Expand every part first (each scenario checked by the core) so a bad one stops the
+    # reproduction before anything runs.
     sweeps = [sweep_from_dict(d, study.data_dir / f"{d['name']}.toml") for d in definitions]
-    for s in sweeps:
-        s.runs()
+    run_counts = [len({r.run_id for r in s.runs()}) for s in sweeps]
     _check_mode(root, study.name, mode)
     start = time.perf_counter()
     reports: dict[str, SweepReport] = {}
-    for i, s in enumerate(sweeps):
+    for i, (s, count) in enumerate(zip(sweeps, run_counts)):
         if on_part is not None:
-            on_part(i + 1, len(sweeps), s.name, len({r.run_id for r in s.runs()}))
+            on_part(i + 1, len(sweeps), s.name, count)
         reports[s.name] = run_sweep(
             s,
             root / "sweeps" / s.name,
@@ -275,10 +275,7 @@ def _write(
     (root / "tables").mkdir(exist_ok=True)
     for key, (_, frame) in findings.tables.items():
         frame.to_csv(root / "tables" / f"{key}.csv")
-    page = _page(study, mode, findings, reports)
-    tmp = root / ".report.html.tmp"
-    tmp.write_text(page, encoding="utf-8")
-    tmp.replace(root / "report.html")
+    write_page(root / "report.html", _page(study, mode, findings, reports))
 
 
 def format_value(value: Any, limit: int | None = None) -> str:
@@ -328,13 +325,13 @@ def _page(study: Study, mode: str, findings: Findings, reports: Mapping[str, Swe
         }
         for c in findings.claims
     ]
-    parts.append(_html_table(pd.DataFrame(rows).set_index("id")) if rows else "<p>none</p>")
+    parts.append(html_table(pd.DataFrame(rows).set_index("id")) if rows else "<p>none</p>")
     for key, (heading, frame) in findings.tables.items():
         parts.append(f"<h2>{html.escape(heading)}</h2>")
-        parts.append(_html_table(frame))
+        parts.append(html_table(frame))
     for key, (heading, fig) in findings.figures.items():
         parts.append(f"<h2>{html.escape(heading)}</h2>")
-        parts.append(_figure(fig, key))
+        parts.append(figure_html(fig, key))
     parts.append("<h2>Runs</h2>")
     sweep_rows = [
         {
@@ -347,15 +344,10 @@ def _page(study: Study, mode: str, findings: Findings, reports: Mapping[str, Swe
         }
         for name, r in reports.items()
     ]
-    parts.append(_html_table(pd.DataFrame(sweep_rows).set_index("part")))
+    parts.append(html_table(pd.DataFrame(sweep_rows).set_index("part")))
     parts.append("<h2>Versions</h2>")
-    parts.append(_versions())
-    body = "\n".join(parts)
-    return (
-        "<!DOCTYPE html>\n<html lang='en'><head><meta charset='utf-8'>"
-        f"<title>{html.escape(title)}</title><style>{_STYLE}</style></head>"
-        f"<body>\n{body}\n</body></html>\n"
-    )
+    parts.append(versions_html())
+    return html_page(title, parts)
 
 
 def per_seed(
