@@ -31,6 +31,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
+from ..analysis import jain
 from ._study import Claim, Findings, Results, Study, claim, summary
 
 __all__ = [
@@ -321,7 +322,7 @@ def per_run(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
     runs["goodput_mbps"] = by_run["goodput_bytes"].sum() * 8 / window / 1e6
     runs["throughput_mbps"] = by_run["throughput_bytes"].sum() * 8 / window / 1e6
     runs["delivered_mbps"] = by_run["delivered_bytes"].sum() * 8 / window / 1e6
-    runs["jain"] = by_run["goodput_bytes"].apply(_jain)
+    runs["jain"] = by_run["goodput_bytes"].apply(jain)
     runs["lockouts"] = by_run["delivered_bytes"].apply(lambda g: int((g == 0).sum()))
     runs["queue_delay_ms"] = queue.set_index("run_id")["q"].reindex(runs.index).fillna(0.0)
     for name, rtt in GROUPS:
@@ -342,12 +343,6 @@ def one_way_delay_ms(rtt_ms: float, n_flows: Any, queue_delay_ms: Any) -> Any:
     bits = PACKET_BYTES * 8
     access_ms = 2 * bits / (OFFERED_BPS / np.asarray(n_flows, dtype=float)) * 1e3
     return rtt_ms / 2 + access_ms + bits / BOTTLENECK_BPS * 1e3 + queue_delay_ms
-
-
-def _jain(values: pd.Series) -> float:
-    x = values.to_numpy(dtype=float)
-    s2 = float((x**2).sum())
-    return float(x.sum() ** 2 / (len(x) * s2)) if s2 else math.nan
 
 
 # --- claims -----------------------------------------------------------------------------------
