@@ -393,20 +393,24 @@ ResultsArg = Annotated[
 ]
 
 
+# Options of every command that runs sweeps (sweep, reproduce).
+JobsOpt = Annotated[
+    Optional[int], typer.Option("--jobs", "-j", min=1, help="Runs at once (default: CPUs).")
+]
+BackendOpt = Annotated[str, typer.Option("--backend", help="local (process pool) or dask.")]
+SchedulerOpt = Annotated[
+    Optional[str],
+    typer.Option("--scheduler", help="Dask scheduler address; default: a LocalCluster."),
+]
+
+
 @app.command()
 def sweep(
     sweep_file: Annotated[Path, typer.Argument(help="Sweep TOML file.", show_default=False)],
     out: Annotated[Path, typer.Option("--out", "-o", help="Sweep folder (created; resumed).")],
-    jobs: Annotated[
-        Optional[int], typer.Option("--jobs", "-j", min=1, help="Runs at once (default: CPUs).")
-    ] = None,
-    backend: Annotated[
-        str, typer.Option("--backend", help="local (process pool) or dask.")
-    ] = "local",
-    scheduler: Annotated[
-        Optional[str],
-        typer.Option("--scheduler", help="Dask scheduler address; default: a LocalCluster."),
-    ] = None,
+    jobs: JobsOpt = None,
+    backend: BackendOpt = "local",
+    scheduler: SchedulerOpt = None,
     retries: Annotated[
         int, typer.Option("--retries", min=0, help="Retries of a run whose worker died.")
     ] = 2,
@@ -570,16 +574,9 @@ def reproduce(
         Optional[Path],
         typer.Option("--out", "-o", help="Output folder (default results/STUDY-MODE; resumed)."),
     ] = None,
-    jobs: Annotated[
-        Optional[int], typer.Option("--jobs", "-j", min=1, help="Runs at once (default: CPUs).")
-    ] = None,
-    backend: Annotated[
-        str, typer.Option("--backend", help="local (process pool) or dask.")
-    ] = "local",
-    scheduler: Annotated[
-        Optional[str],
-        typer.Option("--scheduler", help="Dask scheduler address; default: a LocalCluster."),
-    ] = None,
+    jobs: JobsOpt = None,
+    backend: BackendOpt = "local",
+    scheduler: SchedulerOpt = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bars.")] = False,
 ) -> None:
     """Reproduce a seed study: run its sweeps (resumable), then write claims.json,
