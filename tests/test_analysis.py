@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pandas as pd
 import pytest
 from ecnlab import analysis
@@ -18,22 +19,65 @@ def test_cdf_and_ccdf() -> None:
     assert cc["p"].tolist() == [0.75, 0.5, 0.25]
 
 
-def test_response_time_cdf_uses_completed_exchanges_per_group() -> None:
+def test_response_time_cdf_counts_unfinished_exchanges_as_censored() -> None:
     ex = pd.DataFrame(
         {
             "aqm": ["a", "a", "a", "b", "b"],
             "response_time_s": [0.1, 0.3, math.nan, 0.2, 0.2],
+            "elapsed_s": [0.1, 0.3, 0.2, 0.2, 0.2],
             "completed": [True, True, False, True, True],
         }
     )
     out = analysis.response_time_cdf(ex, "aqm")
+    # a: 0.1 done (1 of 3 at risk), unfinished after 0.2 s, 0.3 done (1 of 1 at risk): the
+    # unfinished exchange is neither dropped (which would give 0.5 at 0.1 s) nor done.
     assert out.to_dict("list") == {
         "aqm": ["a", "a", "b"],
         "response_time_s": [0.1, 0.3, 0.2],
-        "p": [0.5, 1.0, 1.0],
+        "p": [pytest.approx(1 / 3), 1.0, 1.0],
+        "at_risk": [3, 1, 2],
     }
     tail = analysis.response_time_cdf(ex, "aqm", complementary=True)
-    assert tail.to_dict("list") == {"aqm": ["a"], "response_time_s": [0.1], "p": [0.5]}
+    assert tail["p"].tolist() == [pytest.approx(2 / 3)]
+
+
+def test_kaplan_meier_against_a_worked_example() -> None:
+    # n = 6; completions at 1, 2, 3, 5; censored at 2 (after the completion at 2) and 4.
+    km = analysis.kaplan_meier([1, 2, 2, 3, 4, 5], [True, True, False, True, False, True])
+    s = [5 / 6, 5 / 6 * 4 / 5, 5 / 6 * 4 / 5 * 2 / 3, 0.0]
+    assert km["x"].tolist() == [1, 2, 3, 5]
+    assert km["p"].tolist() == pytest.approx([1 - v for v in s])
+    assert km["at_risk"].tolist() == [6, 5, 3, 1]
+    # Without censoring it is the empirical CDF.
+    x = [0.3, 0.1, 0.2, 0.2]
+    assert analysis.kaplan_meier(x, [True] * 4)["p"].tolist() == analysis.cdf(x)["p"].tolist()
+    with pytest.raises(ValueError, match="no time"):
+        analysis.kaplan_meier([1.0, math.nan], [True, False])
+
+
+def test_restricted_mean_is_the_area_under_the_survival_curve() -> None:
+    assert analysis.restricted_mean([1, 2, 3], [True] * 3, 10) == pytest.approx(2.0)
+    assert analysis.restricted_mean([1, 2, 30], [True] * 3, 10) == pytest.approx(13 / 3)
+    # S = 5/6 on [1, 2), 4/6 on [2, 3), 4/9 on [3, 5), 0 after: area 1 + 5/6 + 4/6 + 8/9.
+    t, d = [1, 2, 2, 3, 4, 5], [True, True, False, True, False, True]
+    assert analysis.restricted_mean(t, d, 10) == pytest.approx(1 + 5 / 6 + 4 / 6 + 8 / 9)
+    # Censored observations at their elapsed time give a lower bound.
+    assert analysis.restricted_mean(t, d, 10) > np.mean(t)
+
+
+def test_response_time_summary_reports_unfinished_and_both_means() -> None:
+    ex = pd.DataFrame(
+        {
+            "elapsed_s": [0.2, 0.4, 0.6, 5.0],
+            "completed": [True, True, True, False],
+        }
+    )
+    row = analysis.response_time_summary(ex, at_s=(0.5,), horizon_s=10.0).iloc[0]
+    assert (row["exchanges"], row["completed"], row["unfinished"]) == (4, 3, 1)
+    assert row["F_0.5"] == pytest.approx(0.5)
+    assert row["mean_lower_s"] == pytest.approx((0.2 + 0.4 + 0.6 + 5.0) / 4)
+    # The unfinished one stays at risk to the horizon: 0.25 * 10 s instead of 0.25 * 5 s.
+    assert row["mean_s"] == pytest.approx((0.2 + 0.4 + 0.6) / 4 + 0.25 * 10)
 
 
 def test_queueing_delay_cdf_from_histogram() -> None:

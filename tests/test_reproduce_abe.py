@@ -6,16 +6,11 @@ import math
 
 import ecnlab
 import pandas as pd
-from ecnlab.reproduce import abe, get_study
-from ecnlab.sweep import sweep_from_dict
+from ecnlab.reproduce import abe, get_study, part_sweeps
 
 
 def _parts(mode: str) -> dict[str, object]:
-    study = get_study("abe")
-    return {
-        d["name"]: sweep_from_dict(d, study.data_dir / f"{d['name']}.toml")
-        for d in study.sweeps(mode)
-    }
+    return dict(part_sweeps(get_study("abe"), mode))
 
 
 def test_quick_is_a_subset_of_full_that_keeps_every_point_a_claim_reads() -> None:

@@ -7,16 +7,11 @@ import math
 import pandas as pd
 import pytest
 from ecnlab.calibration import load_calibration
-from ecnlab.reproduce import dcn, get_study
-from ecnlab.sweep import sweep_from_dict
+from ecnlab.reproduce import dcn, get_study, part_sweeps
 
 
 def _runs(mode: str) -> dict[str, list]:
-    study = get_study("dcn")
-    out = {}
-    for d in study.sweeps(mode):
-        out[d["name"]] = sweep_from_dict(d, study.data_dir / f"{d['name']}.toml").runs()
-    return out
+    return {k: s.runs() for k, s in part_sweeps(get_study("dcn"), mode).items()}
 
 
 def test_quick_parts_have_the_seed_setup() -> None:
@@ -73,9 +68,10 @@ def test_mix_offers_the_asymmetric_loads_per_direction() -> None:
 
 
 def test_full_mode_measures_the_papers_90_minutes() -> None:
-    for d in get_study("dcn").sweeps("full"):
+    study = get_study("dcn")
+    for d in study.sweeps("full"):
         assert d["set"]["duration_s"] - d["set"]["warmup_s"] == 5400
-        assert d["seeds"] == [1, 2, 3]
+        assert study.seed_plan("full", d["name"]).start == 3
 
 
 def _data() -> dcn.Data:

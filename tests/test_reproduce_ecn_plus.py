@@ -10,16 +10,11 @@ import pandas as pd
 import pytest
 from ecnlab.calibration import resolve_load
 from ecnlab.reproduce import ecn_plus as ep
-from ecnlab.reproduce import get_study
-from ecnlab.sweep import sweep_from_dict
+from ecnlab.reproduce import get_study, part_sweeps
 
 
 def _runs(mode: str) -> dict[str, list[Any]]:
-    study = get_study("ecn-plus")
-    out = {}
-    for d in study.sweeps(mode):
-        out[d["name"]] = sweep_from_dict(d, study.data_dir / f"{d['name']}.toml").runs()
-    return out
+    return {k: s.runs() for k, s in part_sweeps(get_study("ecn-plus"), mode).items()}
 
 
 @pytest.fixture(scope="module")

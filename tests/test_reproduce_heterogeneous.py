@@ -10,7 +10,7 @@ from typing import Any, Callable
 import pandas as pd
 import pytest
 from ecnlab import store
-from ecnlab.reproduce import get_study
+from ecnlab.reproduce import get_study, part_sweeps
 from ecnlab.reproduce import heterogeneous as het
 from ecnlab.sweep import run_sweep, sweep_from_dict
 
@@ -34,11 +34,7 @@ def test_group_split_rejects_counts_that_do_not_split_in_three() -> None:
 
 
 def _runs(mode: str) -> dict[str, list[Any]]:
-    study = get_study("heterogeneous")
-    return {
-        d["name"]: sweep_from_dict(d, study.data_dir / f"{d['name']}.toml").runs()
-        for d in study.sweeps(mode)
-    }
+    return {k: s.runs() for k, s in part_sweeps(get_study("heterogeneous"), mode).items()}
 
 
 @pytest.mark.parametrize("mode", ["quick", "full"])

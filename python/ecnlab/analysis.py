@@ -8,8 +8,11 @@ separately for (e.g. ``["aqm", "load"]``); pooling over seeds is the caller's ch
 
 Definitions (sources in brackets):
 
-* response-time CDF and CCDF of completed exchanges, ``P(X <= x)`` and ``P(X > x)`` [seed 000
-  Figs. 2-6 and 12; seed 004 Figs. 5-8, 19-20];
+* response-time CDF and CCDF, ``P(X <= x)`` and ``P(X > x)`` [seed 000 Figs. 2-6 and 12;
+  seed 004 Figs. 5-8, 19-20], as the Kaplan-Meier estimate: an exchange unfinished at the end
+  of the run is a right-censored observation (its response takes at least ``elapsed_s``), so
+  it is neither dropped nor counted as done [Kaplan and Meier, JASA 1958]; the mean response
+  time restricted to a horizon is the area under that estimate's survival curve;
 * normalized throughput: bytes delivered by the bottleneck over what its capacity could carry
   in the same time [seed 000 Table 1];
 * goodput (in-order payload delivered) against throughput (payload sent, retransmissions
@@ -41,12 +44,15 @@ __all__ = [
     "goodput_gap",
     "goodput_vs_throughput",
     "jain",
+    "kaplan_meier",
     "lockouts",
     "loss_mark_rates",
     "mean_ci",
     "normalized_throughput",
     "queueing_delay_cdf",
     "response_time_cdf",
+    "response_time_summary",
+    "restricted_mean",
     "running_jain",
     "t_quantile",
 ]
@@ -101,24 +107,129 @@ def ccdf(values: Sequence[float] | np.ndarray | pd.Series) -> pd.DataFrame:
     return out[out["p"] > 0].reset_index(drop=True)
 
 
+def kaplan_meier(
+    times: Sequence[float] | np.ndarray | pd.Series,
+    observed: Sequence[bool] | np.ndarray | pd.Series,
+) -> pd.DataFrame:
+    """Kaplan-Meier estimate of the distribution of a duration with right-censoring.
+
+    ``times`` are the durations of the completed observations and the censoring times of the
+    others (``observed`` False: the duration is at least that long). Returns the steps of the
+    estimate: columns ``x`` (the distinct completion times, sorted), ``p`` = ``P(X <= x)``
+    and ``at_risk`` (observations not yet completed nor censored just before ``x``). Without
+    censoring ``p`` is the empirical CDF (:func:`cdf`). At a tie, completions come before
+    censorings (the usual convention). NaN times are an error: an observation without a time
+    cannot be placed.
+    """
+    t = np.asarray(times, dtype=float)
+    d = np.asarray(observed, dtype=bool)
+    if t.shape != d.shape:
+        raise ValueError(f"times ({t.shape}) and observed ({d.shape}) differ in length")
+    if np.isnan(t).any():
+        raise ValueError(f"{int(np.isnan(t).sum())} observations have no time (NaN)")
+    if len(t) == 0:
+        return pd.DataFrame({"x": [], "p": [], "at_risk": []})
+    order = np.lexsort((~d, t))
+    t, d = t[order], d[order]
+    distinct, first = np.unique(t, return_index=True)
+    events = np.add.reduceat(d.astype(np.int64), first)
+    at_risk = len(t) - first
+    survival = np.cumprod(1.0 - events / at_risk)
+    step = events > 0
+    return pd.DataFrame({"x": distinct[step], "p": 1.0 - survival[step], "at_risk": at_risk[step]})
+
+
+def restricted_mean(
+    times: Sequence[float] | np.ndarray | pd.Series,
+    observed: Sequence[bool] | np.ndarray | pd.Series,
+    horizon: float,
+) -> float:
+    """Mean duration restricted to ``horizon``: ``E[min(X, horizon)]`` under the Kaplan-Meier
+    estimate, the area under its survival curve from 0 to ``horizon`` (beyond the last
+    completion the survival stays at its last value). Equals the plain mean of
+    ``min(x, horizon)`` when nothing is censored."""
+    if not horizon > 0:
+        raise ValueError(f"horizon ({horizon}) must be positive")
+    km = kaplan_meier(times, observed)
+    x = km["x"].to_numpy()
+    s = 1.0 - km["p"].to_numpy()
+    keep = x < horizon
+    edges = np.r_[0.0, x[keep], horizon]
+    levels = np.r_[1.0, s[keep]]
+    return float(np.sum(levels * np.diff(edges)))
+
+
+def _observations(exchanges: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+    """(time, completed) of every exchange: the response time, or for an unfinished exchange
+    the time it was observed for (``elapsed_s``)."""
+    if "elapsed_s" not in exchanges.columns:
+        raise ValueError(
+            "the exchanges have no elapsed_s column (results of an older ecnlab): unfinished "
+            "exchanges cannot be placed; run them again"
+        )
+    done = exchanges["completed"].to_numpy(dtype=bool)
+    t = exchanges["elapsed_s"].to_numpy(dtype=float)
+    if np.isnan(t).any():
+        raise ValueError(
+            f"{int(np.isnan(t).sum())} exchanges have no elapsed_s (results of an older "
+            "ecnlab mixed in?); run them again"
+        )
+    return t, done
+
+
 def response_time_cdf(
     exchanges: pd.DataFrame, by: By = None, *, complementary: bool = False
 ) -> pd.DataFrame:
-    """CDF (or CCDF) of the response times of completed exchanges, per group.
+    """CDF (or CCDF) of the response time, per group: the Kaplan-Meier estimate, in which an
+    exchange unfinished at the end of the run counts as a response of at least ``elapsed_s``.
 
-    Returns columns ``*by``, ``response_time_s``, ``p``.
+    Returns columns ``*by``, ``response_time_s``, ``p`` (``P(X <= x)``, or ``P(X > x)`` with
+    ``complementary``; the CCDF's points where it reaches zero are dropped for log axes),
+    ``at_risk``.
     """
-    done = exchanges[exchanges["completed"].astype(bool)]
     parts = []
-    for key, part in _groups(done, by):
-        curve = (ccdf if complementary else cdf)(part["response_time_s"])
+    for key, part in _groups(exchanges, by):
+        t, done = _observations(part)
+        curve = kaplan_meier(t, done)
+        if complementary:
+            curve["p"] = 1.0 - curve["p"]
+            curve = curve[curve["p"] > 0]
         for name, value in zip(_by(by), key):
             curve[name] = value
         parts.append(curve)
-    columns = [*_by(by), "response_time_s", "p"]
+    columns = [*_by(by), "response_time_s", "p", "at_risk"]
     if not parts:
         return pd.DataFrame(columns=columns)
     return pd.concat(parts, ignore_index=True).rename(columns={"x": "response_time_s"})[columns]
+
+
+def response_time_summary(
+    exchanges: pd.DataFrame,
+    by: By = None,
+    *,
+    at_s: Sequence[float] = (0.5, 1.0, 2.0),
+    horizon_s: float,
+) -> pd.DataFrame:
+    """Per group: exchanges, completed, unfinished (right-censored), ``F(x)`` at each of
+    ``at_s`` (columns ``F_<x>``, Kaplan-Meier), ``mean_s`` (the mean restricted to
+    ``horizon_s``, Kaplan-Meier) and ``mean_lower_s`` (the mean of ``min(time, horizon_s)``
+    with unfinished exchanges counted at their elapsed time: never above ``mean_s``, and
+    equal to it when nothing is unfinished)."""
+    rows = []
+    for key, part in _groups(exchanges, by):
+        t, done = _observations(part)
+        km = kaplan_meier(t, done)
+        row: dict[str, object] = dict(zip(_by(by), key))
+        row.update(exchanges=len(t), completed=int(done.sum()), unfinished=int((~done).sum()))
+        for x in at_s:
+            i = np.searchsorted(km["x"].to_numpy(), x, side="right")
+            row[f"F_{x:g}"] = float(km["p"].iloc[i - 1]) if i > 0 else (0.0 if len(t) else math.nan)
+        row["mean_s"] = restricted_mean(t, done, horizon_s) if len(t) else math.nan
+        row["mean_lower_s"] = float(np.minimum(t, horizon_s).mean()) if len(t) else math.nan
+        rows.append(row)
+    cols = [*_by(by), "exchanges", "completed", "unfinished"]
+    cols += [f"F_{x:g}" for x in at_s] + ["mean_s", "mean_lower_s"]
+    return _frame(rows, cols)
 
 
 def queueing_delay_cdf(sojourn: pd.DataFrame, by: By = None) -> pd.DataFrame:

@@ -60,7 +60,9 @@ __all__ = [
     "calibrate_directions",
     "load_calibration",
     "measure_load_mbps",
+    "mser5",
     "resolve_load",
+    "warmup",
 ]
 
 KNOBS: dict[str, str] = {
@@ -527,3 +529,112 @@ def calibrate_directions(
         cal.fit()
     cal.targets = [(dict(t), cal.factors_for(t)) for t in unique.values()]
     return cal
+
+
+# --- the warm-up a workload needs ------------------------------------------------------------
+
+
+@dataclass
+class Warmup:
+    """The transient of a workload's delivered load on an uncongested link (:func:`warmup`).
+
+    Attributes:
+        direction: the direction measured (``down`` or ``up``).
+        bin_s: width of the bins of ``series``.
+        series: ``{seed: [Mb/s per bin from time 0]}``.
+        truncation_s: ``{seed: MSER-5 truncation point (s)}``.
+        warmup_s: the largest truncation point over the seeds: the warm-up to use.
+        steady_mbps: mean delivered load after ``warmup_s``, over the seeds.
+        at_limit: some seed's truncation point is the largest MSER-5 considers (half the
+            run): the run is too short to show the end of the transient; run longer.
+    """
+
+    direction: str
+    bin_s: float
+    series: dict[int, list[float]]
+    truncation_s: dict[int, float]
+    warmup_s: float
+    steady_mbps: float
+    at_limit: bool
+
+    def table(self, every_s: float = 100.0) -> list[tuple[float, float]]:
+        """(start of period, mean Mb/s over seeds) per ``every_s`` of the run."""
+        per = max(1, round(every_s / self.bin_s))
+        n = min(len(s) for s in self.series.values())
+        rows = []
+        for i in range(0, n - per + 1, per):
+            vals = [sum(s[i : i + per]) / per for s in self.series.values()]
+            rows.append((i * self.bin_s, sum(vals) / len(vals)))
+        return rows
+
+
+def mser5(series: Sequence[float]) -> int:
+    """MSER-5 truncation point of a time series, as an index into ``series``.
+
+    The series is averaged in batches of 5; the truncation ``d`` (in batches, at most half of
+    them) minimizes the squared standard error of the mean of the batches left,
+    ``sum_{i>=d} (y_i - mean_d)^2 / (b - d)^2`` [White, Cobb, Spratt, "A comparison of five
+    steady-state truncation heuristics for simulation", WSC 2000]. Returns ``5 d``.
+    """
+    b = len(series) // 5
+    if b < 2:
+        raise ValueError(f"MSER-5 needs at least 10 observations, got {len(series)}")
+    batches = [sum(series[5 * i : 5 * i + 5]) / 5 for i in range(b)]
+    best, best_d = math.inf, 0
+    for d in range(b // 2 + 1):
+        rest = batches[d:]
+        m = sum(rest) / len(rest)
+        stat = sum((y - m) ** 2 for y in rest) / len(rest) ** 2
+        if stat < best:
+            best, best_d = stat, d
+    return 5 * best_d
+
+
+def warmup(
+    scenario: Any,
+    *,
+    duration_s: float = 3000.0,
+    seeds: int = 4,
+    bin_s: float = 10.0,
+    direction: str = "down",
+    progress: bool | None = False,
+) -> Warmup:
+    """Measure how long a workload takes to reach its steady load (the warm-up it needs).
+
+    Runs the scenario on an uncongested 1 Gb/s bottleneck (as :func:`calibrate` does: the
+    workload, not the queue, sets the transient) from an empty network, for ``duration_s`` with
+    no warm-up, once per seed, records the load delivered in ``direction`` per ``bin_s``, and
+    finds each run's end of transient with MSER-5 (:func:`mser5`). Heavy-tailed transfers and
+    long sessions make the transient minutes long: a run whose warm-up is shorter measures a
+    lower load than its calibration promises.
+    """
+    from ._run import run
+    from ._scenario import load_scenario
+
+    if direction not in DIRECTIONS:
+        raise ValueError(f"direction ({direction!r}) must be 'down' or 'up'")
+    if not (duration_s > 0 and math.isfinite(duration_s)) or not bin_s > 0:
+        raise ValueError("duration_s and bin_s must be positive")
+    if duration_s < 10 * bin_s:
+        raise ValueError(f"duration_s ({duration_s}) must hold at least 10 bins of {bin_s} s")
+    if seeds < 1:
+        raise ValueError(f"seeds ({seeds}) must be at least 1")
+    base = load_scenario(scenario) if not isinstance(scenario, dict) else copy.deepcopy(scenario)
+    base.update(duration_s=duration_s, warmup_s=0.0)
+    base.setdefault("topology", {}).setdefault("bottleneck", {})["rate_bps"] = UNCONGESTED_BPS
+    base.setdefault("metrics", {})["interval_s"] = bin_s
+    series: dict[int, list[float]] = {}
+    for seed in range(1, seeds + 1):
+        rows = [
+            r
+            for r in run(base, seed, progress=progress).links.to_pylist()
+            if r["link"] == f"bottleneck_{direction}"
+        ]
+        series[seed] = [
+            r["delivered_bytes"] * 8 / (r["t_end_s"] - r["t_start_s"]) / 1e6 for r in rows
+        ]
+    cut = {s: mser5(v) * bin_s for s, v in series.items()}
+    w = max(cut.values())
+    limit = min(5 * (len(v) // 5 // 2) for v in series.values()) * bin_s
+    after = [x for v in series.values() for x in v[round(w / bin_s) :]]
+    return Warmup(direction, bin_s, series, cut, w, sum(after) / len(after), w >= limit)

@@ -201,6 +201,54 @@ def calibrate(
     out_console.print(f"written to {path}")
 
 
+@app.command()
+def warmup(
+    scenario: ScenarioArg,
+    duration_s: Annotated[
+        float, typer.Option("--duration-s", help="Length of each run (s), from an empty network.")
+    ] = 3000.0,
+    seeds: Annotated[int, typer.Option("--seeds", min=1, help="Runs (seeds 1..N).")] = 4,
+    bin_s: Annotated[float, typer.Option("--bin-s", help="Width of a load sample (s).")] = 10.0,
+    direction: Annotated[
+        str, typer.Option("--direction", help="Loaded direction: down or up.")
+    ] = "down",
+    sets: SetsOpt = None,
+) -> None:
+    """Measure the warm-up a workload needs: its delivered load over time on an uncongested
+    1 Gb/s link from an empty network, and the end of the transient (MSER-5) per seed."""
+    from .calibration import warmup as warmup_fn
+
+    try:
+        config = load_scenario(scenario, sets or ())
+        w = warmup_fn(
+            config,
+            duration_s=duration_s,
+            seeds=seeds,
+            bin_s=bin_s,
+            direction=direction,
+            progress=None,
+        )
+    except (OSError, ValueError) as e:
+        _fail(f"{scenario}: {e}")
+    except KeyboardInterrupt:
+        err_console.print("[yellow]interrupted[/]")
+        raise typer.Exit(EXIT_INTERRUPTED) from None
+    table = Table(title=f"delivered load of {scenario} ({w.direction}), mean of {seeds} seeds")
+    table.add_column("from (s)", justify="right")
+    table.add_column("Mb/s", justify="right")
+    for t, mbps in w.table():
+        table.add_row(f"{t:g}", f"{mbps:.2f}")
+    out_console.print(table)
+    cuts = ", ".join(f"seed {s}: {c:g} s" for s, c in w.truncation_s.items())
+    out_console.print(f"MSER-5 end of transient: {cuts}")
+    out_console.print(f"warm-up: {w.warmup_s:g} s; steady load after it: {w.steady_mbps:.2f} Mb/s")
+    if w.at_limit:
+        err_console.print(
+            "[yellow]warning: the transient may last longer than half the run (MSER-5 at its "
+            "limit); measure again with a larger --duration-s[/]"
+        )
+
+
 def _calibrate_directions(
     scenario: Path,
     targets: dict[str, float],
@@ -324,7 +372,7 @@ def summary_table(result: Result, written: Optional[Path] = None) -> Table:
             f"{s.get('exchanges_completed', 0):,} / {s.get('exchanges_started', 0):,}",
         ),
         (
-            "response time mean / median",
+            "response time mean / median (completed)",
             f"{_ms(s.get('mean_response_time_s'))} / {_ms(median_response_time(result))}",
         ),
         (
@@ -593,8 +641,9 @@ def reproduce(
     except KeyError as e:
         _fail(str(e.args[0]))
 
-    def on_part(i: int, n: int, name: str, runs: int) -> None:
-        err_console.print(escape(f"[{i}/{n}] {name}: {runs} runs"), soft_wrap=True)
+    def on_part(i: int, n: int, name: str, runs: int, look: int) -> None:
+        again = f" (look {look}: more seeds for unresolved claims)" if look > 1 else ""
+        err_console.print(escape(f"[{i}/{n}] {name}: {runs} runs{again}"), soft_wrap=True)
 
     try:
         report = repro.reproduce(
@@ -616,22 +665,34 @@ def reproduce(
         )
         raise typer.Exit(EXIT_INTERRUPTED) from None
     table = Table(title=escape(f"{chosen.title}: {mode} reproduction"))
-    for col in ("id", "claim", "paper", "ours (mean ± sd; all in claims.json)", "holds"):
+    for col in ("id", "verdict", "paper", "ours [interval] (all in claims.json)", "n"):
         table.add_column(col, overflow="fold")
+    style = {"holds": "green", "reversed": "bold red", "unresolved": "yellow"}
     for c in report.claims:
         table.add_row(
-            escape(c.id),
-            escape(c.claim),
-            escape(repro.format_value(c.paper, limit=80)),
-            escape(repro.format_value(c.ours, limit=80)),
-            "yes" if c.passed else "[bold red]NO[/]",
+            escape(c["id"] + (" (ours)" if c["origin"] == "ours" else "")),
+            f"[{style[c['verdict']]}]{c['verdict']}[/]",
+            escape(repro.format_value(c["paper"], limit=60)),
+            escape(repro.format_estimate(c, limit=80)),
+            "-" if c.get("n_seeds") is None else str(c["n_seeds"]),
         )
     out_console.print(table)
-    held = sum(c.passed for c in report.claims)
+    n = report.counts("paper")
+    op = report.operating_point
+    reached = (
+        ""
+        if op is None
+        else (
+            "; operating point reached"
+            if op.ok
+            else "; operating point NOT reached (see claims.json)"
+        )
+    )
     err_console.print(
         escape(
-            f"{held} of {len(report.claims)} claims hold; {report.wall_s:.0f} s; "
-            f"claims.json, figures/, tables/, report.html in {report.out}; write-up {chosen.doc}"
+            f"paper claims: {n['holds']} hold, {n['reversed']} reversed, {n['unresolved']} "
+            f"unresolved{reached}; {report.wall_s:.0f} s; claims.json, figures/, tables/, "
+            f"report.html in {report.out}; write-up {chosen.doc}"
         ),
         soft_wrap=True,
     )

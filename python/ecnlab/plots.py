@@ -124,7 +124,9 @@ def _response_times(
     max_s: float | None,
 ) -> Figure:
     by, facet, axes = _choose(con, by, facet)
-    cols = ", ".join(["reference", *_label_cols(by, facet), "response_time_s", "completed"])
+    cols = ", ".join(
+        ["reference", *_label_cols(by, facet), "response_time_s", "elapsed_s", "completed"]
+    )
     data = con.execute(f"SELECT {cols} FROM exchanges").df()
     facets = _facet_values(axes, facet)
     fig, panels = _panels(len(facets), log=complementary)

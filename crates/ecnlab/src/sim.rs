@@ -89,8 +89,9 @@ struct Conn {
     /// SYN-ACKs of this connection dropped in the network.
     synack_drops: u64,
     marks: u64,
-    /// In-order bytes delivered (both ends) when the measurement window opened.
-    delivered_at_warmup: u64,
+    /// In-order bytes delivered to the client and to the server when the measurement window
+    /// opened (indexed by the direction of travel: `Direction::Up` = to the server).
+    delivered_at_warmup: [u64; 2],
     /// Payload bytes received (both ends, duplicates included), and retransmitted bytes
     /// received, when the window opened.
     received_at_warmup: (u64, u64),
@@ -110,6 +111,11 @@ struct Conn {
 impl Conn {
     fn delivered(&self) -> u64 {
         self.client.delivered_bytes() + self.server.delivered_bytes()
+    }
+    /// In-order bytes delivered, by direction of travel (`[up, down]`: to the server, to the
+    /// client).
+    fn delivered_by_direction(&self) -> [u64; 2] {
+        [self.server.delivered_bytes(), self.client.delivered_bytes()]
     }
     /// Payload bytes received by both ends, and the retransmitted ones among them.
     fn received(&self) -> (u64, u64) {
@@ -221,7 +227,13 @@ struct Recorder {
     aqm_samples: (StrColumn, Vec<f64>, StrColumn, Vec<f64>),
     sojourn: [Vec<u64>; 2],
     exchanges_started: u64,
-    response_bytes_offered: u64,
+    /// Payload bytes the workloads asked to send in the window, by direction (`[up, down]`):
+    /// requests and responses of exchanges that started in it, finite bulk transfers that
+    /// started in it, and the packets of unresponsive sources. Long-lived bulk flows ask for
+    /// no fixed amount and are not counted.
+    offered_bytes: [u64; 2],
+    /// In-order payload bytes delivered to the applications in the window, by direction.
+    goodput_bytes: [u64; 2],
     response_bytes_delivered: u64,
     next_exchange: u64,
 }
@@ -340,7 +352,8 @@ impl Simulation {
             aqm_samples: Default::default(),
             sojourn: [vec![0; sojourn_bins], vec![0; sojourn_bins]],
             exchanges_started: 0,
-            response_bytes_offered: 0,
+            offered_bytes: [0; 2],
+            goodput_bytes: [0; 2],
             response_bytes_delivered: 0,
             next_exchange: 0,
         };
@@ -785,7 +798,7 @@ impl Simulation {
                     drops: 0,
                     synack_drops: 0,
                     marks: 0,
-                    delivered_at_warmup: 0,
+                    delivered_at_warmup: [0; 2],
                     received_at_warmup: (0, 0),
                     exchanges_done: 0,
                     session: None,
@@ -824,7 +837,7 @@ impl Simulation {
         c.drops = 0;
         c.synack_drops = 0;
         c.marks = 0;
-        c.delivered_at_warmup = 0;
+        c.delivered_at_warmup = [0; 2];
         c.received_at_warmup = (0, 0);
         c.exchanges_done = 0;
         c.session = spec.session;
@@ -839,7 +852,13 @@ impl Simulation {
             self.rec.next_exchange += 1;
             if self.now >= self.rec.warmup {
                 self.rec.exchanges_started += 1;
-                self.rec.response_bytes_offered += ex[0].response_bytes;
+                self.rec.offered_bytes[Direction::Up as usize] += ex[0].request_bytes;
+                self.rec.offered_bytes[Direction::Down as usize] += ex[0].response_bytes;
+            }
+        }
+        if let FlowPlan::Bulk { dir, bytes: Some(b) } = &spec.plan {
+            if self.now >= self.rec.warmup {
+                self.rec.offered_bytes[*dir as usize] += b;
             }
         }
         c.plan = spec.plan;
@@ -927,7 +946,8 @@ impl Simulation {
         self.rec.next_exchange += 1;
         if self.now >= self.rec.warmup {
             self.rec.exchanges_started += 1;
-            self.rec.response_bytes_offered += next.response_bytes;
+            self.rec.offered_bytes[Direction::Up as usize] += next.request_bytes;
+            self.rec.offered_bytes[Direction::Down as usize] += next.response_bytes;
         }
         c.client.write(next.request_bytes);
     }
@@ -1128,6 +1148,9 @@ impl Simulation {
         if let Some(t) = next.filter(|t| *t < self.end) {
             self.events.push(t, Ev::SourcePacket(w));
         }
+        if self.now >= self.rec.warmup {
+            self.rec.offered_bytes[dir as usize] += size as u64;
+        }
         let id = self.pool.alloc(Packet {
             flow: w,
             flow_gen: 0,
@@ -1160,7 +1183,7 @@ impl Simulation {
             self.rec.last[l as usize] = s;
         }
         for c in self.conns.iter_mut().filter(|c| c.live) {
-            c.delivered_at_warmup = c.delivered();
+            c.delivered_at_warmup = c.delivered_by_direction();
             c.received_at_warmup = c.received();
         }
         if self.now + self.rec.interval <= self.end {
@@ -1291,6 +1314,10 @@ impl Simulation {
     fn exchanges_table(&mut self) -> Table {
         let r = std::mem::take(&mut self.rec.exchanges);
         let rt: Vec<f64> = r.start_s.iter().zip(&r.end_s).map(|(s, e)| e - s).collect();
+        // An unfinished exchange (still waiting, or its connection gave up) is observed until
+        // the end of the run: a right-censored response time.
+        let end_s = to_secs(self.now);
+        let elapsed: Vec<f64> = r.start_s.iter().zip(&rt).map(|(s, t)| if t.is_nan() { end_s - s } else { *t }).collect();
         Table::new("exchanges")
             .with("exchange", Column::U64(r.exchange))
             .with("flow", Column::U64(r.flow))
@@ -1301,6 +1328,7 @@ impl Simulation {
             .with("start_s", Column::F64(r.start_s))
             .with("end_s", Column::F64(r.end_s))
             .with("response_time_s", Column::F64(rt))
+            .with("elapsed_s", Column::F64(elapsed))
             .with("request_bytes", Column::U64(r.request_bytes))
             .with("response_bytes", Column::U64(r.response_bytes))
             .with("rtt_ms", Column::F64(r.rtt_ms))
@@ -1489,10 +1517,22 @@ impl Simulation {
         f("mean_queue_pkts_up", per_dir[0].3);
         f("mean_queue_pkts_down", per_dir[1].3);
         f("goodput_bps", goodput as f64 * 8.0 / window_s);
+        let (up, down) = (Direction::Up as usize, Direction::Down as usize);
+        let bps = |bytes: u64| bytes as f64 * 8.0 / window_s;
+        f("offered_bps_down", bps(self.rec.offered_bytes[down]));
+        f("offered_bps_up", bps(self.rec.offered_bytes[up]));
+        f("goodput_bps_down", bps(self.rec.goodput_bytes[down]));
+        f("goodput_bps_up", bps(self.rec.goodput_bytes[up]));
+        let wire = |l: LinkId| {
+            let (a, b) = (&self.rec.at_warmup[l as usize].link, self.net.links[l as usize].stats_at(self.now));
+            bps(b.delivered_bytes - a.delivered_bytes)
+        };
+        f("delivered_bps_down", wire(BOTTLENECK_DOWN));
+        f("delivered_bps_up", wire(BOTTLENECK_UP));
         f(
             "normalized_throughput",
-            if self.rec.response_bytes_offered > 0 {
-                self.rec.response_bytes_delivered as f64 / self.rec.response_bytes_offered as f64
+            if self.rec.offered_bytes[Direction::Down as usize] > 0 {
+                self.rec.response_bytes_delivered as f64 / self.rec.offered_bytes[Direction::Down as usize] as f64
             } else {
                 f64::NAN
             },
@@ -1652,15 +1692,19 @@ fn record_flow(rec: &mut Recorder, now: SimTime, c: &Conn, end: Option<SimTime>)
     let delivered = c.delivered();
     // Bytes delivered inside the window: none if the flow ended before it opened.
     let received = c.received();
+    let by_dir = c.delivered_by_direction();
     let (goodput, received) = if now < rec.warmup {
-        (0, (0, 0))
+        ([0, 0], (0, 0))
     } else if c.start < rec.warmup {
-        let at = c.received_at_warmup;
-        (delivered - c.delivered_at_warmup, (received.0 - at.0, received.1 - at.1))
+        let (at, d0) = (c.received_at_warmup, c.delivered_at_warmup);
+        ([by_dir[0] - d0[0], by_dir[1] - d0[1]], (received.0 - at.0, received.1 - at.1))
     } else {
-        (delivered, received)
+        (by_dir, received)
     };
-    r.goodput_bytes.push(goodput);
+    rec.goodput_bytes[0] += goodput[0];
+    rec.goodput_bytes[1] += goodput[1];
+    let r = &mut rec.flows;
+    r.goodput_bytes.push(goodput[0] + goodput[1]);
     r.throughput_bytes.push(received.0);
     r.retx_received_bytes.push(received.1);
     r.delivered_bytes.push(delivered);

@@ -227,3 +227,49 @@ fn browser_pages_carry_their_images_on_one_connection() {
     }
     assert!(en.iter().filter(|x| x.is_nan()).count() < 20, "at most one open exchange per browser");
 }
+
+#[test]
+fn the_operating_point_counts_what_was_asked_for_and_what_arrived() {
+    // Exchanges on a 5 Mb/s bottleneck that cannot carry them all: the summary's offered load
+    // is the payload of the exchanges that started in the window (in both directions), the
+    // goodput what arrived in order, and unfinished exchanges are observed until the end.
+    let mut v = json!({
+        "duration_s": 20.0, "warmup_s": 5.0,
+        "topology": {"clients": 10, "servers": 10, "access_rate_bps": 1e9,
+                     "bottleneck": {"rate_bps": 5e6, "delay_ms": 1, "queue": {"limit_pkts": 50}}},
+        "workloads": [{"kind": "exchanges", "arrival_rate_per_s": 100.0,
+                       "request_bytes": {"dist": "constant", "value": 300},
+                       "response_bytes": {"dist": "constant", "value": 8000},
+                       "rtt_ms": {"dist": "constant", "value": 50}}],
+        "metrics": {"queue_sample_ms": 0}
+    });
+    let r = run(v.clone(), 3);
+    let e = r.table("exchanges");
+    let window = r.get("window_s");
+    let sum = |col: &str| e.u64s(col).iter().sum::<u64>() as f64 * 8.0 / window;
+    assert_eq!(r.get("offered_bps_down"), sum("response_bytes"));
+    assert_eq!(r.get("offered_bps_up"), sum("request_bytes"));
+    // 6.4 Mb/s of responses through 5 Mb/s: the goodput is the link's, not the offered load.
+    assert!(r.get("offered_bps_down") > 6.0e6, "{}", r.get("offered_bps_down"));
+    assert!(r.get("goodput_bps_down") < 5.0e6 && r.get("goodput_bps_down") > 4.0e6);
+    assert!(r.get("delivered_bps_down") > r.get("goodput_bps_down"));
+    assert!(r.get("goodput_bps_up") > 0.0 && r.get("goodput_bps_up") < r.get("offered_bps_up") * 1.5);
+    let (done, rt, el, st) = (e.bools("completed"), e.f64s("response_time_s"), e.f64s("elapsed_s"), e.f64s("start_s"));
+    let unfinished = (0..e.rows()).filter(|&i| !done[i]).count();
+    assert!(unfinished > 10, "the overload leaves exchanges unfinished: {unfinished}");
+    for i in 0..e.rows() {
+        if done[i] {
+            assert_eq!(el[i], rt[i]);
+        } else {
+            assert!(rt[i].is_nan());
+            assert!((el[i] - (20.0 - st[i])).abs() < 1e-9, "censored at the end of the run");
+        }
+    }
+    // On an uncongested link everything asked for arrives (up to the exchanges in flight at
+    // the window's edges).
+    v["topology"]["bottleneck"]["rate_bps"] = json!(1e9);
+    let u = run(v, 3);
+    let ratio = u.get("goodput_bps_down") / u.get("offered_bps_down");
+    assert!((ratio - 1.0).abs() < 0.02, "{ratio}");
+    assert_eq!(u.get("offered_bps_down"), r.get("offered_bps_down"), "open-loop arrivals are paired");
+}

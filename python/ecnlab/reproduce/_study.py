@@ -1,18 +1,24 @@
 """The machinery every reproduction shares: parts run as sweeps, claims, figures, the report.
 
-A study (one module per seed paper, :data:`ecnlab.reproduce.STUDIES`) says two things:
+A study (one module per seed paper, :data:`ecnlab.reproduce.STUDIES`) declares:
 
 * which sweeps to run for a mode (``quick`` or ``full``): :meth:`Study.sweeps` returns sweep
   definitions as dicts (the contents of a sweep file, ``docs/sweeps.md``), each with a
-  ``name``; a definition's ``base`` may be the scenario itself or a file beside the study's
-  data folder;
-* what the runs show: :meth:`Study.analyze` reads the stored results and returns
-  :class:`Findings` (claims, figures, tables).
+  ``name`` and no ``seeds`` (the study's :class:`SeedPlan` sets them); a definition's
+  ``base`` may be the scenario itself or a file beside the study's data folder;
+* its claims, fixed before any run: :attr:`Study.claims`, a table of
+  :class:`~ecnlab.reproduce.verdict.ClaimSpec` (the paper's words, where it says them, its
+  number, the per-seed quantity and the region the claim puts it in);
+* what each run measured: :meth:`Study.measures`, one frame of per-run measures per part;
+* the operating point its runs reached: :meth:`Study.operating_point` (offered and delivered
+  load per configuration, checked against the calibration);
+* figures, tables and notes: :meth:`Study.analyze`.
 
 :func:`reproduce` runs every part into ``OUT/sweeps/<name>/`` through :func:`run_sweep` (so an
 interrupted reproduction resumes where it stopped, locally or on Dask, with identical
-results), then writes ``OUT/claims.json``, ``OUT/figures/*.png``, ``OUT/tables/*.csv`` and the
-self-contained page ``OUT/report.html``.
+results), decides every claim by the one rule of :mod:`.verdict`, adds seeds to the parts that
+feed unresolved claims (up to the plan's cap), then writes ``OUT/claims.json``,
+``OUT/figures/*.png``, ``OUT/tables/*.csv`` and the self-contained page ``OUT/report.html``.
 """
 
 from __future__ import annotations
@@ -33,17 +39,24 @@ from matplotlib.figure import Figure
 
 from .. import store
 from ..report import figure_html, html_page, html_table, versions_html, write_page
-from ..sweep import SweepError, SweepReport, run_sweep, sweep_from_dict
+from ..sweep import Sweep, SweepError, SweepReport, run_sweep, sweep_from_dict
+from .verdict import CONFIDENCE, VERDICTS, ClaimSpec, t_interval
 
 __all__ = [
+    "LOAD_TOLERANCE",
     "MODES",
     "Claim",
     "Findings",
+    "OperatingPoint",
     "Results",
+    "SeedPlan",
     "Study",
     "StudyReport",
+    "calibrated_load",
     "claim",
+    "format_estimate",
     "format_value",
+    "part_sweeps",
     "per_seed",
     "reproduce",
     "summary",
@@ -51,7 +64,19 @@ __all__ = [
 
 MODES = ("quick", "full")
 
-CLAIM_KEYS = ("id", "claim", "paper", "ours", "criterion", "passed")
+LOAD_TOLERANCE = 0.03
+"""How far (relative) a reference run's delivered load may be from its calibrated target."""
+
+RULE = (
+    "Each claim is decided on a per-seed quantity (seeds are independent replications; every "
+    "configuration of a seed is offered the same traffic, so comparisons are paired by seed): "
+    "it holds when the two-sided Student-t confidence interval of the quantity's mean lies "
+    "inside the region the claim names, is reversed when the interval lies wholly outside it, "
+    "and is unresolved otherwise. A claim of several tests holds when all hold and is reversed "
+    "when any is. Seeds are added to the parts that feed unresolved claims, up to a cap; each "
+    "interval is computed at the Bonferroni level 1 - 0.05 / looks, so that over all looks a "
+    "wrong verdict has a chance of at most 5%."
+)
 
 
 def summary(values: Iterable[float]) -> dict[str, Any]:
@@ -74,11 +99,10 @@ def summary(values: Iterable[float]) -> dict[str, Any]:
 
 @dataclass(frozen=True)
 class Claim:
-    """One claim of the paper tested by the runs (one entry of ``claims.json``).
+    """A claim decided by a study's own code (the form used before :mod:`.verdict`).
 
-    ``paper`` is the paper's figure or statement (a number, a string, or None when the paper
-    states only an ordering); ``ours`` is what ecnlab measured, usually :func:`summary` of
-    per-seed values or a dict of them; ``criterion`` says in words how ``passed`` was decided.
+    Deprecated: studies move to :attr:`Study.claims`. Such a claim is written with the verdict
+    ``holds`` or ``unresolved`` (it cannot tell a reversal) and ``"legacy": true``.
     """
 
     id: str
@@ -89,7 +113,25 @@ class Claim:
     passed: bool
 
     def record(self) -> dict[str, Any]:
-        return {k: getattr(self, k) for k in CLAIM_KEYS}
+        return {
+            "id": self.id,
+            "claim": self.claim,
+            "quote": None,
+            "location": None,
+            "origin": "paper",
+            "paper": self.paper,
+            "ours": self.ours,
+            "interval": None,
+            "n_seeds": None,
+            "confidence": None,
+            "verdict": "holds" if self.passed else "unresolved",
+            "criterion": self.criterion,
+            "justification": None,
+            "changed_after_runs": None,
+            "figure": None,
+            "tests": [],
+            "legacy": True,
+        }
 
 
 def claim(id: str, text: str, *, paper: Any, ours: Any, criterion: str, passed: bool) -> Claim:
@@ -99,10 +141,11 @@ def claim(id: str, text: str, *, paper: Any, ours: Any, criterion: str, passed: 
 
 @dataclass
 class Findings:
-    """What a study's analysis produced: claims, named figures and tables, and notes.
+    """What a study's analysis produced: named figures and tables, and notes.
 
     Figures and tables are keyed by a file-name stem (``fig2-red``); their titles say what
-    they show. The notes are short paragraphs printed in the report above the claims.
+    they show. A claim whose ``figure`` names a key is shown beside that figure. The notes are
+    short paragraphs printed in the report above the claims.
     """
 
     claims: list[Claim] = field(default_factory=list)
@@ -118,12 +161,175 @@ class Findings:
 
 
 @dataclass(frozen=True)
+class SeedPlan:
+    """How many seeds a mode runs: ``start`` at first, ``step`` more to the parts of claims
+    still unresolved, at most ``cap``."""
+
+    start: int
+    step: int
+    cap: int
+
+    def __post_init__(self) -> None:
+        if (
+            not (1 <= self.start <= self.cap)
+            or self.step < 0
+            or (self.step == 0) != (self.start == self.cap)
+        ):
+            raise ValueError(
+                f"invalid seed plan {self}: need 1 <= start <= cap, step > 0 "
+                "exactly when start < cap"
+            )
+
+    @property
+    def looks(self) -> int:
+        """How many times the claims may be decided on this part's seeds."""
+        return 1 if self.step == 0 else 1 + math.ceil((self.cap - self.start) / self.step)
+
+
+def interval_confidence(looks: int) -> float:
+    """The level of each interval when claims may be decided ``looks`` times: the Bonferroni
+    level ``1 - (1 - CONFIDENCE) / looks``, so that all looks together err at most
+    ``1 - CONFIDENCE``."""
+    return 1.0 - (1.0 - CONFIDENCE) / looks
+
+
+@dataclass
+class OperatingPoint:
+    """The load a study's runs reached, beside the load they were meant to reach.
+
+    ``rows``: one row per configuration (and reference), with at least the columns
+    ``part``, ``configuration``, ``reference``, ``seeds`` and the measured loads; ``checks``:
+    each ``{"check", "target", "measured", "tolerance", "ok"}`` (``measured`` a summary over
+    seeds); ``note``: how the loads are defined.
+    """
+
+    rows: pd.DataFrame
+    checks: list[dict[str, Any]]
+    note: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return all(c["ok"] for c in self.checks)
+
+    @staticmethod
+    def combine(points: Iterable[OperatingPoint]) -> OperatingPoint:
+        """Several parts' operating points as one (the first note is kept)."""
+        ps = list(points)
+        rows = pd.concat([p.rows for p in ps], ignore_index=True) if ps else pd.DataFrame()
+        return OperatingPoint(rows, [c for p in ps for c in p.checks], ps[0].note if ps else "")
+
+    def record(self) -> dict[str, Any]:
+        rows = json.loads(self.rows.to_json(orient="records"))
+        return {
+            "reached": self.ok,
+            "note": self.note,
+            "checks": self.checks,
+            "configurations": rows,
+        }
+
+
+def calibrated_load(
+    results: Results,
+    part: str,
+    labels: Sequence[str],
+    target_mbps: Callable[[Mapping[str, Any]], float],
+    *,
+    direction: str = "down",
+) -> OperatingPoint:
+    """The operating point of one part of a study whose load is calibrated (seeds 000, 004).
+
+    Per configuration (the ``labels`` of a run, reference runs apart), over the seeds of this
+    look: the load offered (payload the workloads asked to send in the window, Mb/s), the
+    goodput (payload delivered), and the wire load the bottleneck delivered (what a calibration
+    measures), in ``direction``. ``target_mbps(labels)`` is the calibrated load of a
+    configuration (labels as a dict, e.g. ``{"load_label": "90%"}``).
+
+    Checks, on the reference (uncongested) runs, where the calibration applies: the delivered
+    wire load is within :data:`LOAD_TOLERANCE` of the target, and the goodput is within it of
+    the offered payload (the runs are past their transient: what is asked for gets delivered).
+    Each check compares the mean over seeds and shows its Student-t interval.
+    """
+    n = results.seeds.get(part)
+    cols = ", ".join(labels)
+    d = direction
+    frame = (
+        results.open(part)
+        .execute(
+            f"SELECT seed, reference, {cols + ', ' if cols else ''}"
+            f"offered_bps_{d} / 1e6 AS offered, goodput_bps_{d} / 1e6 AS goodput, "
+            f"delivered_bps_{d} / 1e6 AS delivered FROM runs WHERE status = 'done'"
+        )
+        .df()
+    )
+    if n is not None:
+        frame = frame[frame["seed"].between(1, n)]
+    ref_label = results.open(part).execute("SELECT reference_label FROM sweep").fetchone()
+    ref_name = (ref_label[0] if ref_label else None) or "reference"
+    rows, checks = [], []
+    keys = ["reference", *labels]
+    for key, g in frame.groupby(keys, sort=True, dropna=False):
+        key = key if isinstance(key, tuple) else (key,)
+        named = dict(zip(keys, key))
+        reference = bool(named.pop("reference"))
+        # A reference run has labels only for the axes it varies with.
+        named = {k: v for k, v in named.items() if not pd.isna(v)}
+        config = ", ".join(str(v) for v in named.values())
+        if reference:
+            config = f"{ref_name}, {config}" if config else ref_name
+        config = config or "all"
+        target = float(target_mbps(named))
+        row: dict[str, Any] = {
+            "part": part,
+            "configuration": config,
+            "reference": reference,
+            "target_mbps": target,
+            "seeds": len(g),
+        }
+        for col in ("offered", "goodput", "delivered"):
+            row[f"{col}_mbps"] = float(g[col].mean())
+            row[f"{col}_sd"] = float(g[col].std(ddof=1)) if len(g) > 1 else math.nan
+        row["delivered_vs_target"] = row["delivered_mbps"] / target - 1
+        rows.append(row)
+        if not reference:
+            continue
+        for what, measured, goal in (
+            ("delivered wire load vs calibrated target", g["delivered"], target),
+            ("goodput vs offered payload", g["goodput"], float(g["offered"].mean())),
+        ):
+            mean, lo, hi = t_interval(measured.tolist(), CONFIDENCE)
+            checks.append(
+                {
+                    "check": f"{part}, {config}: {what} ({direction}, Mb/s)",
+                    "target": goal,
+                    "measured": mean,
+                    "interval": [_finite(lo), _finite(hi)],
+                    "seeds": len(g),
+                    "tolerance": LOAD_TOLERANCE,
+                    "ok": bool(abs(mean / goal - 1) <= LOAD_TOLERANCE),
+                }
+            )
+    note = (
+        "Offered: payload the workloads asked to send in the measurement window; goodput: "
+        "payload delivered in order; delivered: wire bytes through the bottleneck (the "
+        "calibration's measure). Checked on the uncongested reference runs, means over seeds "
+        f"within {100 * LOAD_TOLERANCE:g}%."
+    )
+    return OperatingPoint(pd.DataFrame(rows), checks, note)
+
+
+def _finite(x: float) -> float | None:
+    return float(x) if math.isfinite(x) else None
+
+
+@dataclass(frozen=True)
 class Results:
-    """The stored runs of a reproduction, handed to :meth:`Study.analyze`."""
+    """The stored runs of a reproduction, handed to the study's methods."""
 
     out: Path
     mode: str
     parts: tuple[str, ...]
+    seeds: Mapping[str, int] = field(default_factory=dict)
+    """Seeds 1..n of each part decided on in this look (runs of later seeds are ignored)."""
 
     def open(self, part: str) -> duckdb.DuckDBPyConnection:
         """A DuckDB connection on one part's sweep folder (tables as in ``docs/results.md``)."""
@@ -133,7 +339,7 @@ class Results:
 
 
 class Study:
-    """A reproduction of one seed study. Subclasses set the attributes and two methods."""
+    """A reproduction of one seed study. Subclasses set the attributes and methods."""
 
     name: str = ""
     """The CLI name (``ecnlab reproduce NAME``)."""
@@ -143,30 +349,60 @@ class Study:
     """The write-up, relative to the project root (``docs/reproduction/NAME.md``)."""
     data_dir: Path = Path(".")
     """Where relative ``base`` paths and calibration files of the sweeps are found."""
+    seeds: Mapping[str, SeedPlan] = {"quick": SeedPlan(3, 2, 7), "full": SeedPlan(5, 5, 15)}
+    """Seeds per mode (:meth:`seed_plan` may give a part its own)."""
+    claims: Sequence[ClaimSpec] = ()
+    """The claims, fixed before the runs."""
 
     def sweeps(self, mode: str) -> list[dict[str, Any]]:
         """The sweep definitions of ``mode`` (each a dict with a unique ``name``)."""
         raise NotImplementedError
 
-    def analyze(self, results: Results) -> Findings:
-        """Read the stored runs and return the claims, figures and tables."""
-        raise NotImplementedError
+    def seed_plan(self, mode: str, part: str) -> SeedPlan:
+        """The seeds of one part in ``mode`` (default: :attr:`seeds`)."""
+        return self.seeds[mode]
+
+    def measures(self, results: Results) -> dict[str, pd.DataFrame]:
+        """Per part, one row per run (columns ``seed``, the labels, the measures)."""
+        return {}
+
+    def operating_point(
+        self, results: Results, frames: Mapping[str, pd.DataFrame]
+    ) -> OperatingPoint | None:
+        """The load the runs reached (None: the study has no calibrated load)."""
+        return None
+
+    def analyze(self, results: Results, frames: Mapping[str, pd.DataFrame]) -> Findings:
+        """Figures, tables and notes."""
+        return Findings()
 
 
 @dataclass
 class StudyReport:
-    """What :func:`reproduce` did: the claims, where everything went, and the sweeps' reports."""
+    """What :func:`reproduce` did: the decided claims, where everything went, and the sweeps'
+    reports (runs summed over the looks)."""
 
     study: str
     mode: str
     out: Path
-    claims: list[Claim]
+    claims: list[dict[str, Any]]
+    operating_point: OperatingPoint | None
+    seeds: dict[str, int]
     sweeps: dict[str, SweepReport]
     wall_s: float
+    looks: int = 1
+    """How many times the claims could be decided (the Bonferroni divisor)."""
+    confidence: float = CONFIDENCE
+    """The level of every interval: :func:`interval_confidence` of ``looks``."""
 
     @property
     def failed_runs(self) -> int:
         return sum(r.failed for r in self.sweeps.values())
+
+    def counts(self, origin: str = "paper") -> dict[str, int]:
+        """Verdicts of the claims of ``origin`` (``paper`` or ``ours``)."""
+        mine = [c for c in self.claims if c["origin"] == origin]
+        return {v: sum(c["verdict"] == v for c in mine) for v in VERDICTS}
 
 
 def reproduce(
@@ -178,20 +414,21 @@ def reproduce(
     backend: str = "local",
     scheduler: str | None = None,
     progress: bool | None = None,
-    on_part: Callable[[int, int, str, int], None] | None = None,
+    on_part: Callable[[int, int, str, int, int], None] | None = None,
 ) -> StudyReport:
-    """Run (or resume) every part of ``study`` in ``mode`` and write its claims and report.
+    """Run (or resume) every part of ``study`` in ``mode``, decide its claims, write the report.
 
     Args:
         study: the study (:func:`ecnlab.reproduce.get_study`).
         mode: ``"quick"`` or ``"full"``.
         out: the output folder (default ``results/<study>-<mode>``), created or resumed.
         jobs, backend, scheduler, progress: as :func:`ecnlab.run_sweep`.
-        on_part: called as ``on_part(index, count, name, runs)`` before each part runs.
+        on_part: called as ``on_part(index, count, name, runs, look)`` before each part runs.
 
     Returns:
-        A :class:`StudyReport`. The claims are written even if some runs failed (their
-        analysis then sees fewer runs); ``failed_runs`` says how many.
+        A :class:`StudyReport`. The claims are written even if some runs failed (a failed
+        run's seed shows in each claim it feeds as a value that is not finite); ``failed_runs``
+        says how many.
 
     Raises:
         SweepError: ``mode`` is unknown, a part is invalid (nothing has run), or ``out`` holds
@@ -204,33 +441,118 @@ def reproduce(
     names = [d.get("name") for d in definitions]
     if len(set(names)) != len(names) or not all(isinstance(n, str) and n for n in names):
         raise SweepError(f"study {study.name!r}: every part needs a unique name ({names})")
-    # Expand every part first (each scenario checked by the core) so a bad one stops the
-    # reproduction before anything runs.
-    sweeps = [sweep_from_dict(d, study.data_dir / f"{d['name']}.toml") for d in definitions]
-    run_counts = [len({r.run_id for r in s.runs()}) for s in sweeps]
+    plans = {n: study.seed_plan(mode, n) for n in names}
+    looks = max(p.looks for p in plans.values())
+    confidence = interval_confidence(looks)
+    if any("seeds" in d for d in definitions):
+        raise SweepError(f"study {study.name!r}: parts take their seeds from the seed plan")
+    _check_claims(study, names)
+    # Expand every part at the cap first (each scenario checked by the core) so a bad one
+    # stops the reproduction before anything runs.
+    for s in part_sweeps(study, mode, at="cap").values():
+        s.runs()
     _check_mode(root, study.name, mode)
     start = time.perf_counter()
+    seeds = {n: plans[n].start for n in names}
     reports: dict[str, SweepReport] = {}
-    for i, (s, count) in enumerate(zip(sweeps, run_counts)):
-        if on_part is not None:
-            on_part(i + 1, len(sweeps), s.name, count)
-        reports[s.name] = run_sweep(
-            s,
-            root / "sweeps" / s.name,
-            jobs=jobs,
-            backend=backend,
-            scheduler=scheduler,
-            progress=progress,
-        )
-    findings = study.analyze(Results(root, mode, tuple(names)))
-    _write(root, study, mode, findings, reports)
-    return StudyReport(
+    for look in range(1, looks + 1):
+        for i, d in enumerate(definitions):
+            s = sweep_from_dict(
+                {**d, "seeds": seeds[d["name"]]}, study.data_dir / f"{d['name']}.toml"
+            )
+            runs = {r.run_id for r in s.runs()}
+            if on_part is not None:
+                on_part(i + 1, len(definitions), s.name, len(runs), look)
+            r = run_sweep(
+                s,
+                root / "sweeps" / s.name,
+                jobs=jobs,
+                backend=backend,
+                scheduler=scheduler,
+                progress=progress,
+            )
+            reports[s.name] = _merge(reports.get(s.name), r)
+        results = Results(root, mode, tuple(names), dict(seeds))
+        frames = _restrict(study.measures(results), seeds)
+        records = [c.evaluate(frames, confidence) for c in study.claims]
+        grow = {
+            p
+            for c, rec in zip(study.claims, records)
+            if rec["verdict"] == "unresolved"
+            for p in c.parts
+            if seeds[p] < plans[p].cap
+        }
+        if not grow:
+            break
+        for p in grow:
+            seeds[p] = min(plans[p].cap, seeds[p] + plans[p].step)
+    findings = study.analyze(results, frames)
+    records += [c.record() for c in findings.claims]
+    op = study.operating_point(results, frames)
+    report = StudyReport(
         study=study.name,
         mode=mode,
         out=root,
-        claims=findings.claims,
+        claims=records,
+        operating_point=op,
+        seeds=dict(seeds),
         sweeps=reports,
         wall_s=time.perf_counter() - start,
+        looks=looks,
+        confidence=confidence,
+    )
+    _write(root, study, plans, findings, report)
+    return report
+
+
+def part_sweeps(study: Study, mode: str, *, at: str = "start") -> dict[str, Sweep]:
+    """The parts of ``study`` in ``mode`` as sweeps, with the seeds of their plan's ``start``
+    or ``cap`` (part name -> sweep)."""
+    if at not in ("start", "cap"):
+        raise ValueError(f"at ({at!r}) must be 'start' or 'cap'")
+    out = {}
+    for d in study.sweeps(mode):
+        n = getattr(study.seed_plan(mode, d["name"]), at)
+        out[d["name"]] = sweep_from_dict({**d, "seeds": n}, study.data_dir / f"{d['name']}.toml")
+    return out
+
+
+def _check_claims(study: Study, parts: Sequence[str]) -> None:
+    ids = [c.id for c in study.claims]
+    duplicate = next((i for i in ids if ids.count(i) > 1), None)
+    if duplicate:
+        raise ValueError(f"study {study.name!r}: two claims have the id {duplicate!r}")
+    for c in study.claims:
+        unknown = c.parts - set(parts)
+        if unknown:
+            raise ValueError(f"claim {c.id!r} reads parts the study lacks: {sorted(unknown)}")
+
+
+def _restrict(
+    frames: Mapping[str, pd.DataFrame], seeds: Mapping[str, int]
+) -> dict[str, pd.DataFrame]:
+    """Only the seeds decided on in this look (a resumed folder may hold more)."""
+    out = {}
+    for part, frame in frames.items():
+        n = seeds.get(part)
+        out[part] = (
+            frame if n is None else frame[frame["seed"].between(1, n)].reset_index(drop=True)
+        )
+    return out
+
+
+def _merge(a: SweepReport | None, b: SweepReport) -> SweepReport:
+    if a is None:
+        return b
+    return SweepReport(
+        out=b.out,
+        total=b.total,
+        skipped=a.skipped,
+        done=a.done + b.done,
+        failed=b.failed,
+        retried=a.retried + b.retried,
+        wall_s=a.wall_s + b.wall_s,
+        errors=b.errors,
     )
 
 
@@ -258,24 +580,48 @@ def _check_mode(root: Path, name: str, mode: str) -> None:
 def _write(
     root: Path,
     study: Study,
-    mode: str,
+    plans: Mapping[str, SeedPlan],
     findings: Findings,
-    reports: Mapping[str, SweepReport],
+    report: StudyReport,
 ) -> None:
-    for c in findings.claims:
-        json.dumps(c.record(), allow_nan=False)  # fail here, naming nothing half-written
-    ids = [c.id for c in findings.claims]
+    from .. import __version__
+
+    ids = [c["id"] for c in report.claims]
     duplicate = next((i for i in ids if ids.count(i) > 1), None)
     if duplicate:
         raise ValueError(f"study {study.name!r}: two claims have the id {duplicate!r}")
-    store._write_json_atomic(root / "claims.json", [c.record() for c in findings.claims])
+    document = {
+        "study": study.name,
+        "title": study.title,
+        "mode": report.mode,
+        "ecnlab": __version__,
+        "rule": RULE,
+        "confidence": CONFIDENCE,
+        "looks": report.looks,
+        "interval_confidence": report.confidence,
+        "seed_plans": {
+            n: {"start": p.start, "step": p.step, "cap": p.cap} for n, p in plans.items()
+        },
+        "seeds": report.seeds,
+        "counts": {"paper": report.counts("paper"), "ours": report.counts("ours")},
+        "operating_point": report.operating_point.record() if report.operating_point else None,
+        "runs": {
+            name: {"runs": r.total, "failed": r.failed, "errors": r.errors}
+            for name, r in report.sweeps.items()
+        },
+        "claims": report.claims,
+    }
+    json.dumps(document, allow_nan=False)  # fail here, naming nothing half-written
+    store._write_json_atomic(root / "claims.json", document)
     (root / "figures").mkdir(exist_ok=True)
     for key, (_, fig) in findings.figures.items():
         fig.savefig(root / "figures" / f"{key}.png", dpi=120)
     (root / "tables").mkdir(exist_ok=True)
     for key, (_, frame) in findings.tables.items():
         frame.to_csv(root / "tables" / f"{key}.csv")
-    write_page(root / "report.html", _page(study, mode, findings, reports))
+    if report.operating_point is not None:
+        report.operating_point.rows.to_csv(root / "tables" / "operating-point.csv", index=False)
+    write_page(root / "report.html", _page(study, findings, report))
 
 
 def format_value(value: Any, limit: int | None = None) -> str:
@@ -302,34 +648,80 @@ def _format(value: Any) -> str:
     return str(value)
 
 
-def _page(study: Study, mode: str, findings: Findings, reports: Mapping[str, SweepReport]) -> str:
-    title = f"ecnlab reproduction: {study.title} ({mode})"
-    passed = sum(c.passed for c in findings.claims)
+def format_estimate(record: Mapping[str, Any], limit: int | None = None) -> str:
+    """A decided claim's estimate with its interval, ``1.23 [0.9, 1.6]`` (one per test for a
+    claim of several tests)."""
+    tests = record.get("tests") or []
+    if not tests:
+        return format_value(record.get("ours"), limit)
+    parts = []
+    for t in tests:
+        lo, hi = t["interval"]
+        iv = f"[{_num(lo)}, {_num(hi)}]"
+        parts.append((f"{t['name']}: " if t["name"] else "") + f"{_num(t['estimate'])} {iv}")
+    text = "; ".join(parts)
+    if limit is not None and len(text) > limit:
+        return text[: max(limit - 1, 0)] + "…"
+    return text
+
+
+def _num(x: float | None) -> str:
+    if x is None:
+        return "-"
+    return f"{x:.3g}"
+
+
+_VERDICT_STYLE = {
+    "holds": "background:#d7f0d7",
+    "reversed": "background:#f5d0d0",
+    "unresolved": "background:#f3ecc8",
+}
+
+
+def _page(study: Study, findings: Findings, report: StudyReport) -> str:
+    title = f"ecnlab reproduction: {study.title} ({report.mode})"
+    paper, ours = report.counts("paper"), report.counts("ours")
     parts = [
         f"<h1>{html.escape(title)}</h1>",
+        "<p>"
+        + html.escape(
+            f"Paper claims: {paper['holds']} hold, {paper['reversed']} reversed, "
+            f"{paper['unresolved']} unresolved"
+            + (
+                f"; our own comparisons: {ours['holds']} hold, {ours['reversed']} reversed, "
+                f"{ours['unresolved']} unresolved"
+                if sum(ours.values())
+                else ""
+            )
+            + f". Write-up: {study.doc}."
+        )
+        + "</p>",
         (
-            f"<p>{passed} of {len(findings.claims)} claims hold. Write-up: "
-            f"<code>{html.escape(study.doc)}</code>.</p>"
+            f"<p>{html.escape(RULE)} Here: {report.looks} look(s), intervals at "
+            f"{100 * report.confidence:.2f}%, seeds per part: "
+            f"{html.escape(', '.join(f'{k} {v}' for k, v in report.seeds.items()))}.</p>"
         ),
     ]
     parts += [f"<p>{html.escape(n)}</p>" for n in findings.notes]
+    op = report.operating_point
+    if op is not None:
+        parts.append("<h2>Operating point</h2>")
+        status = "reached" if op.ok else "NOT reached"
+        parts.append(f"<p><b>{status}</b>. {html.escape(op.note)}</p>")
+        parts.append(html_table(pd.DataFrame(op.checks)))
+        parts.append("<details><summary>every configuration</summary>")
+        parts.append(html_table(op.rows.set_index(["part", "configuration"])))
+        parts.append("</details>")
     parts.append("<h2>Claims</h2>")
-    rows = [
-        {
-            "id": c.id,
-            "claim": c.claim,
-            "paper": format_value(c.paper),
-            "ours (mean ± sd over seeds)": format_value(c.ours),
-            "criterion": c.criterion,
-            "holds": "yes" if c.passed else "NO",
-        }
-        for c in findings.claims
-    ]
-    parts.append(html_table(pd.DataFrame(rows).set_index("id")) if rows else "<p>none</p>")
+    shown: set[str] = set()
+    for c in report.claims:
+        parts.append(_claim_html(c, findings, shown))
     for key, (heading, frame) in findings.tables.items():
         parts.append(f"<h2>{html.escape(heading)}</h2>")
         parts.append(html_table(frame))
     for key, (heading, fig) in findings.figures.items():
+        if key in shown:
+            continue
         parts.append(f"<h2>{html.escape(heading)}</h2>")
         parts.append(figure_html(fig, key))
     parts.append("<h2>Runs</h2>")
@@ -342,12 +734,61 @@ def _page(study: Study, mode: str, findings: Findings, reports: Mapping[str, Swe
             "failed": r.failed,
             "wall (s)": round(r.wall_s, 1),
         }
-        for name, r in reports.items()
+        for name, r in report.sweeps.items()
     ]
     parts.append(html_table(pd.DataFrame(sweep_rows).set_index("part")))
     parts.append("<h2>Versions</h2>")
     parts.append(versions_html())
     return html_page(title, parts)
+
+
+def _claim_html(c: Mapping[str, Any], findings: Findings, shown: set[str]) -> str:
+    """One claim: a summary line (verdict, paper, ours with its interval), the evidence folded
+    under it, and its figure the first time that figure is named."""
+    verdict = c["verdict"]
+    origin = " (ours)" if c["origin"] == "ours" else ""
+    line = (
+        f"<span style='{_VERDICT_STYLE[verdict]};padding:0 0.4em'>{verdict}</span> "
+        f"<b>{html.escape(c['id'])}</b>{origin}: {html.escape(c['claim'])} "
+        f"&mdash; paper: {html.escape(format_value(c['paper']))}; ours: "
+        f"{html.escape(format_estimate(c))}"
+        + (f" (n = {c['n_seeds']})" if c.get("n_seeds") is not None else "")
+    )
+    body = []
+    if c.get("quote"):
+        body.append(
+            f"<p><i>&ldquo;{html.escape(c['quote'])}&rdquo;</i> ({html.escape(c['location'])})</p>"
+        )
+    body.append(f"<p><b>Criterion:</b> {html.escape(c['criterion'])}</p>")
+    if c.get("justification"):
+        body.append(f"<p><b>Why:</b> {html.escape(c['justification'])}</p>")
+    if c.get("changed_after_runs"):
+        body.append(f"<p><b>Changed after the runs:</b> {html.escape(c['changed_after_runs'])}</p>")
+    if c.get("tests"):
+        rows = [
+            {
+                "test": t["name"] or c["id"],
+                "verdict": t["verdict"],
+                "estimate": _num(t["estimate"]),
+                "interval": f"[{_num(t['interval'][0])}, {_num(t['interval'][1])}]",
+                "n": t["n_seeds"],
+                "per seed": ", ".join(f"{k}: {_num(v)}" for k, v in t["values"].items()),
+                "not finite": ", ".join(f"{k}: {v}" for k, v in t["not_finite"].items()),
+            }
+            for t in c["tests"]
+        ]
+        body.append(html_table(pd.DataFrame(rows).set_index("test")))
+    elif c.get("ours") is not None:
+        body.append(f"<pre>{html.escape(json.dumps(c['ours'], indent=1))}</pre>")
+    key = c.get("figure")
+    if key and key in findings.figures and key not in shown:
+        shown.add(key)
+        heading, fig = findings.figures[key]
+        body.append(f"<h3>{html.escape(heading)}</h3>" + figure_html(fig, key))
+    return (
+        f"<details style='margin:0.4em 0'><summary>{line}</summary>"
+        f"<div style='margin-left:1.5em'>{''.join(body)}</div></details>"
+    )
 
 
 def per_seed(

@@ -39,7 +39,7 @@ from matplotlib.figure import Figure
 
 from .. import analysis
 from ..models import buffer_sizing
-from ._study import Findings, Results, Study, claim, per_seed, summary
+from ._study import Findings, Results, SeedPlan, Study, claim, per_seed, summary
 
 __all__ = [
     "STUDY",
@@ -197,6 +197,14 @@ class AbeStudy(Study):
     data_dir = Path(__file__).parent / "data" / "abe"
 
     def sweeps(self, mode: str) -> list[dict[str, Any]]:
+        return [{k: v for k, v in d.items() if k != "seeds"} for d in self._parts(mode)]
+
+    def seed_plan(self, mode: str, part: str) -> SeedPlan:
+        n = {d["name"]: d["seeds"] for d in self._parts(mode)}[part]
+        count = n if isinstance(n, int) else len(n)
+        return SeedPlan(count, 0, count)
+
+    def _parts(self, mode: str) -> list[dict[str, Any]]:
         g = grids(mode)
         parts = [self._fig1(g), self._fig2(g), self._fig3()]
         for cc, betas, name in (
@@ -355,7 +363,7 @@ class AbeStudy(Study):
 
     # ----- analysis -----
 
-    def analyze(self, results: Results) -> Findings:
+    def analyze(self, results: Results, frames: Any = None) -> Findings:
         found = Findings()
         found.notes.append(
             f"Mode {results.mode}. Throughput is payload delivered in order over the run "

@@ -28,7 +28,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
-from ._study import Findings, Results, Study, claim, summary
+from ._study import Findings, Results, SeedPlan, Study, claim, summary
 
 __all__ = ["STUDY", "DcnStudy"]
 
@@ -147,6 +147,14 @@ class DcnStudy(Study):
     data_dir = DATA
 
     def sweeps(self, mode: str) -> list[dict[str, Any]]:
+        return [{k: v for k, v in d.items() if k != "seeds"} for d in self._parts(mode)]
+
+    def seed_plan(self, mode: str, part: str) -> SeedPlan:
+        n = {d["name"]: d["seeds"] for d in self._parts(mode)}[part]
+        count = n if isinstance(n, int) else len(n)
+        return SeedPlan(count, 0, count)
+
+    def _parts(self, mode: str) -> list[dict[str, Any]]:
         return [
             _part("http", "http.toml", HTTP_PLAIN, mode, ecn=False, loads=LOADS, reference=True),
             _part("http-ecn", "http.toml", HTTP_ECN, mode, ecn=True, loads=LOADS, reference=False),
@@ -158,7 +166,7 @@ class DcnStudy(Study):
             ),
         ]
 
-    def analyze(self, results: Results) -> Findings:
+    def analyze(self, results: Results, frames: Any = None) -> Findings:
         f = Findings()
         http = _read(results, ("http", "http-ecn"), has_load=True)
         mix = _read(results, ("tcp-mix", "tcp-mix-ecn"), has_load=False)

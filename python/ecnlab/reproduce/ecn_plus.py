@@ -32,7 +32,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 from .. import analysis
-from ._study import Claim, Findings, Results, Study, claim, summary
+from ._study import Claim, Findings, Results, SeedPlan, Study, claim, summary
 
 __all__ = ["STUDY", "EcnPlus", "ordering"]
 
@@ -100,6 +100,14 @@ class EcnPlus(Study):
     data_dir = DATA
 
     def sweeps(self, mode: str) -> list[dict[str, Any]]:
+        return [{k: v for k, v in d.items() if k != "seeds"} for d in self._parts(mode)]
+
+    def seed_plan(self, mode: str, part: str) -> SeedPlan:
+        n = {d["name"]: d["seeds"] for d in self._parts(mode)}[part]
+        count = n if isinstance(n, int) else len(n)
+        return SeedPlan(count, 0, count)
+
+    def _parts(self, mode: str) -> list[dict[str, Any]]:
         plan = DURATIONS[mode]
         seeds = plan["seeds"]
         web_set = {"duration_s": plan["web"][0], "warmup_s": plan["web"][1]}
@@ -188,7 +196,7 @@ class EcnPlus(Study):
             },
         ]
 
-    def analyze(self, results: Results) -> Findings:
+    def analyze(self, results: Results, frames: Any = None) -> Findings:
         found = Findings()
         web = results.open("web")
         thr = results.open("threshold")

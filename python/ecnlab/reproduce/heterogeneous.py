@@ -32,7 +32,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 from ..analysis import jain
-from ._study import Claim, Findings, Results, Study, claim, summary
+from ._study import Claim, Findings, Results, SeedPlan, Study, claim, summary
 
 __all__ = [
     "GROUPS",
@@ -222,6 +222,14 @@ class Heterogeneous(Study):
     data_dir = Path(__file__).parent
 
     def sweeps(self, mode: str) -> list[dict[str, Any]]:
+        return [{k: v for k, v in d.items() if k != "seeds"} for d in self._parts(mode)]
+
+    def seed_plan(self, mode: str, part: str) -> SeedPlan:
+        n = {d["name"]: d["seeds"] for d in self._parts(mode)}[part]
+        count = n if isinstance(n, int) else len(n)
+        return SeedPlan(count, 0, count)
+
+    def _parts(self, mode: str) -> list[dict[str, Any]]:
         m = _MODES[mode]
         n_axis = _axis("n_flows", FLOW_COUNTS)
         cc_axis = _axis("cc", m["cc"], "tcp.congestion_control")
@@ -260,7 +268,7 @@ class Heterogeneous(Study):
         }
         return [flows, grid, aecn]
 
-    def analyze(self, results: Results) -> Findings:
+    def analyze(self, results: Results, frames: Any = None) -> Findings:
         frames = {part: per_run(results.open(part)) for part in results.parts}
         found = Findings()
         found.claims.extend(evaluate_claims(frames["flows"], frames["grid"], frames["aecn"]))
