@@ -218,13 +218,16 @@ def _part_of(scheme: str, workload: str) -> str:
 
 
 def km_curve(times: np.ndarray, done: np.ndarray, grid: np.ndarray) -> np.ndarray:
-    """The Kaplan-Meier ``F(x) = P(X <= x)`` at each ``x`` of ``grid`` (NaN without data)."""
+    """The Kaplan-Meier ``F(x) = P(X <= x)`` at each ``x`` of ``grid`` (NaN without data and
+    beyond the longest observation)."""
     if len(times) == 0:
         return np.full(len(grid), math.nan)
     km = kaplan_meier(times, done)
     x, p = km["x"].to_numpy(), km["p"].to_numpy()
     i = np.searchsorted(x, grid, side="right")
-    return np.where(i > 0, p[np.maximum(i - 1, 0)], 0.0)
+    f = np.where(i > 0, p[np.maximum(i - 1, 0)], 0.0)
+    # Beyond the longest observation the estimate says nothing.
+    return np.where(grid <= np.max(times), f, math.nan)
 
 
 def km_quantiles(times: np.ndarray, done: np.ndarray, probs: np.ndarray) -> np.ndarray:
