@@ -413,11 +413,16 @@ def test_testbed_means_count_unfinished_exchanges() -> None:
     waiting at the end raises it above the mean of the completed ones."""
     done = pd.DataFrame({"completed": [True] * 9, "elapsed_s": [0.4] * 9, "seq_in_flow": [1] * 9})
     stuck = pd.DataFrame({"completed": [False], "elapsed_s": [100.0], "seq_in_flow": [0]})
-    m = ep._response_measures(pd.concat([done, stuck], ignore_index=True), 120.0)
+    m = ep._response_measures(
+        pd.concat([done, stuck], ignore_index=True), 120.0, first_exchanges=True
+    )
     assert m["unfinished"] == 1 and m["served"] == 9
     assert m["mean_s"] > 10 * 0.4  # the completed ones alone average 0.4 s
     assert m["mean_lower_s"] == pytest.approx((9 * 0.4 + 100.0) / 10)
     assert m["f05"] == pytest.approx(90.0)
+    # The one first exchange is still waiting: no completion ever ends its survival, so the
+    # restricted mean is the horizon.
+    assert m["first_mean_s"] == pytest.approx(120.0)
 
 
 def test_model_quantities_follow_the_model() -> None:

@@ -1237,7 +1237,9 @@ class EcnPlus(Study):
             "deployment": exchange_measures(
                 results, "deployment", ["fraction_label"], "web", by_class=True
             ),
-            "testbed": exchange_measures(results, "testbed", ["ecn_mode_label"], "testbed"),
+            "testbed": exchange_measures(
+                results, "testbed", ["ecn_mode_label"], "testbed", first_exchanges=True
+            ),
         }
 
     def operating_point(
@@ -1288,6 +1290,7 @@ def exchange_measures(
     horizon: str,
     *,
     by_class: bool = False,
+    first_exchanges: bool = False,
 ) -> pd.DataFrame:
     """One row per run (per client class with ``by_class``: ``clients`` is ``ECN`` or
     ``non-ECN``, ``all`` for a reference run): the response-time measures and the loads.
@@ -1296,8 +1299,8 @@ def exchange_measures(
     window, an unfinished one censored at its elapsed time: ``f05``, ``f1``, ``f2``, ``f3``
     (% done within 0.5, 1, 2, 3 s), ``mean_s`` (mean restricted to :data:`HORIZON_S`),
     ``mean_lower_s`` (unfinished exchanges counted at their elapsed time), ``exchanges``,
-    ``served`` (completed), ``unfinished``; for connections' first exchanges (the handshake)
-    ``first_mean_s``. Loads (Mb/s, down): ``offered_mbps``, ``goodput_mbps``,
+    ``served`` (completed), ``unfinished``; with ``first_exchanges``, ``first_mean_s``, the
+    restricted mean of the connections' first exchanges (those that carry the handshake). Loads (Mb/s, down): ``offered_mbps``, ``goodput_mbps``,
     ``delivered_mbps``; ``nt`` (% of the bottleneck's capacity delivered: the seed's normalized
     throughput), ``loss_pct``, ``queue_pkts`` (mean queue).
     """
@@ -1333,28 +1336,31 @@ def exchange_measures(
             )
         for cls, part_ex in groups:
             row = dict(base, **({"clients": cls} if cls is not None else {}))
-            row.update(_response_measures(part_ex, h))
+            row.update(_response_measures(part_ex, h, first_exchanges=first_exchanges))
             rows.append(row)
     return pd.DataFrame(rows)
 
 
-def _response_measures(ex: pd.DataFrame, horizon_s: float) -> dict[str, float]:
+def _response_measures(
+    ex: pd.DataFrame, horizon_s: float, *, first_exchanges: bool = False
+) -> dict[str, float]:
     s = analysis.response_time_summary(ex, at_s=AT_S, horizon_s=horizon_s).iloc[0]
-    first = ex[ex["seq_in_flow"] == 0]
-    first_mean = (
-        analysis.restricted_mean(first["elapsed_s"], first["completed"], horizon_s)
-        if len(first)
-        else math.nan
-    )
-    return {
+    out = {
         "exchanges": int(s["exchanges"]),
         "served": int(s["completed"]),
         "unfinished": int(s["unfinished"]),
         **{f"f{x:g}".replace(".", ""): _pct(s[f"F_{x:g}"]) for x in AT_S},
         "mean_s": float(s["mean_s"]),
         "mean_lower_s": float(s["mean_lower_s"]),
-        "first_mean_s": first_mean,
     }
+    if first_exchanges:
+        first = ex[ex["seq_in_flow"] == 0]
+        out["first_mean_s"] = (
+            analysis.restricted_mean(first["elapsed_s"], first["completed"], horizon_s)
+            if len(first)
+            else math.nan
+        )
+    return out
 
 
 def general_model(frame: pd.DataFrame) -> pd.Series:
@@ -1768,9 +1774,7 @@ def findings(results: Results, frames: Mapping[str, pd.DataFrame]) -> Findings:
             "general mix",
             {
                 ld: {
-                    name: pooled_km(
-                        results, "general", f"load_label = '{ld}' AND scheme_label = '{name}'"
-                    )
+                    name: pooled_km("general", f"load_label = '{ld}' AND scheme_label = '{name}'")
                     for name in SCHEMES
                 }
                 for ld in gen_loads
