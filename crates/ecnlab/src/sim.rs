@@ -17,7 +17,7 @@ use crate::net::dumbbell::{LinkId, Route, BOTTLENECK_DOWN, BOTTLENECK_HOP, BOTTL
 use crate::net::link::LinkStats;
 use crate::net::{DelayLine, Dumbbell, Hop, Link, LinkWake, Offer};
 use crate::packet::{Direction, Ecn, Packet, PacketId, PacketKind, PacketPool};
-use crate::scenario::{AqmConfig, ConfigError, QueueConfig, Scenario, Side, TcpConfig, Workload};
+use crate::scenario::{AqmConfig, BulkParams, ConfigError, QueueConfig, Scenario, Side, TcpConfig, Workload};
 use crate::tcp::{Endpoint, Role, SegmentCtx, TcpEvents, TcpParams};
 use crate::workload::{self, Browsers, ConnSpec, ExchangeArrivals, FlowPlan, PackMime, PacketSource, SessionStep, WebSessions};
 
@@ -395,13 +395,13 @@ impl Simulation {
         let (clients, servers) = (sim.net.clients, sim.net.servers);
         for (i, w) in sim.scenario.workloads.clone().iter().enumerate() {
             let own = match w {
-                Workload::Bulk { tcp: Some(o), .. } if sim.params.len() < 255 => {
+                Workload::Bulk(BulkParams { tcp: Some(o), .. }) if sim.params.len() < 255 => {
                     let n = sim.params.len() as u8;
                     sim.params.push(sim.scenario.tcp.side(Side::Clients).overlay(o).resolve());
                     sim.params.push(sim.scenario.tcp.side(Side::Servers).overlay(o).resolve());
                     Some((n, n + 1))
                 }
-                Workload::Bulk { tcp: Some(_), .. } => {
+                Workload::Bulk(BulkParams { tcp: Some(_), .. }) => {
                     return Err(ConfigError { path: format!("workloads[{i}].tcp"), value: String::new(), rule: "at most 125 workloads may have a tcp table".into() });
                 }
                 _ => None,
@@ -409,14 +409,14 @@ impl Simulation {
             sim.workload_params.push(own);
             let i = i as u32;
             let state = match w {
-                Workload::Bulk { .. } => {
+                Workload::Bulk(_) => {
                     let flows = workload::bulk_flows(i, w, seed, clients, servers);
                     for (f, (start, _)) in flows.iter().enumerate() {
                         sim.events.push(*start, Ev::BulkStart { workload: i, flow: f as u32 });
                     }
                     WorkloadState::Bulk(flows)
                 }
-                Workload::Exchanges { .. } => {
+                Workload::Exchanges(_) => {
                     let a = ExchangeArrivals::new(i, w, seed, sim.scenario.duration_s);
                     if a.next_at < end {
                         sim.events.push(a.next_at, Ev::ExchangeArrival(i));
@@ -446,7 +446,7 @@ impl Simulation {
                     }
                     WorkloadState::PackMime(Box::new(a))
                 }
-                Workload::PacketSource { .. } => {
+                Workload::PacketSource(_) => {
                     let s = PacketSource::new(i, w, seed, sim.scenario.duration_s);
                     if s.next_at < end {
                         sim.events.push(s.next_at, Ev::SourcePacket(i));
