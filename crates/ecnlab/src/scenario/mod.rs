@@ -174,14 +174,35 @@ impl QueueConfig {
         }
     }
 
-    fn validate(&self, path: &str) -> Result<(), ConfigError> {
-        if let Some(l) = self.limit_pkts {
-            check(l >= 1, &format!("{path}.limit_pkts"), l, "must be at least 1")?;
+    /// Checks the queue; `segment_bytes` is the largest TCP segment a host sends.
+    fn validate(&self, path: &str, segment_bytes: u64) -> Result<(), ConfigError> {
+        self.aqm.validate(&format!("{path}.aqm"))?;
+        let (pkts, bytes) = self.effective_limits();
+        if let Some(l) = bytes {
+            check(
+                l >= segment_bytes,
+                &format!("{path}.limit_bytes"),
+                l,
+                &format!("must hold a full-size segment ({segment_bytes} bytes: tcp.mss_bytes + tcp.header_bytes), or no data packet ever fits"),
+            )?;
         }
-        if let Some(l) = self.limit_bytes {
-            check(l >= 1, &format!("{path}.limit_bytes"), l, "must be at least 1")?;
+        // A target the hard limit never lets the queue reach makes the AQM a drop-tail queue.
+        for (field, target) in self.aqm.targets_pkts() {
+            if let Some(l) = pkts {
+                check(
+                    target < l as f64,
+                    &format!("{path}.aqm.{field}"),
+                    target,
+                    &format!("must be below the queue's limit_pkts ({l}): the queue never reaches it"),
+                )?;
+            }
         }
-        self.aqm.validate(&format!("{path}.aqm"))
+        if let (AqmConfig::Threshold(t), Some(l)) = (&self.aqm, bytes) {
+            if let Some(k) = t.k_bytes {
+                check(k < l, &format!("{path}.aqm.k_bytes"), k, &format!("must be below the queue's limit_bytes ({l}): the queue never reaches it"))?;
+            }
+        }
+        Ok(())
     }
 }
 
@@ -309,6 +330,23 @@ pub(crate) mod tagged {
 }
 
 impl AqmConfig {
+    /// The queue lengths (packets) the algorithm aims at or starts signalling at, by field.
+    fn targets_pkts(&self) -> Vec<(&'static str, f64)> {
+        match self {
+            AqmConfig::Red(p) => vec![("min_th_pkts", p.min_th_pkts)],
+            AqmConfig::Ared(p) => p.min_th_pkts.map(|v| ("min_th_pkts", v)).into_iter().collect(),
+            AqmConfig::Choke(p) => vec![("min_th_pkts", p.min_th_pkts)],
+            AqmConfig::Aecn(p) => vec![("red.min_th_pkts", p.red.min_th_pkts)],
+            AqmConfig::Rem(p) => vec![("b_star_pkts", p.b_star_pkts)],
+            AqmConfig::Pi(p) => vec![("q_ref_pkts", p.q_ref_pkts)],
+            AqmConfig::Dcn(p) => vec![("q_ref_pkts", p.q_ref_pkts)],
+            AqmConfig::Afd(p) => p.q_target_pkts.map(|v| ("q_target_pkts", v)).into_iter().collect(),
+            AqmConfig::RioPs(p) => vec![("in_min_th_pkts", p.in_min_th_pkts), ("out_min_th_pkts", p.out_min_th_pkts)],
+            AqmConfig::Threshold(p) => p.k_pkts.map(|v| ("k_pkts", v as f64)).into_iter().collect(),
+            AqmConfig::Droptail {} | AqmConfig::Pie(_) | AqmConfig::Codel(_) => vec![],
+        }
+    }
+
     fn validate(&self, path: &str) -> Result<(), ConfigError> {
         match self {
             AqmConfig::Droptail {} => Ok(()),
@@ -634,6 +672,29 @@ impl TcpConfig {
                 check(o.ecn.is_none(), &format!("{path}.ecn"), o.ecn.unwrap_or(false), "conflicts with ecn_fraction: set one")?;
             }
             self.side(side).validate_values(&path)?;
+        }
+        Ok(())
+    }
+
+    /// ECN+ and ABE change only connections that use ECN: set for hosts without it, they would
+    /// be recorded but do nothing. `layers` are the tables this one is made of (see
+    /// `Scenario::tcp_in_use`); an error names the one that set the option.
+    fn validate_ecn_options(&self, layers: &[(String, &TcpConfig)]) -> Result<(), ConfigError> {
+        let ecn = self.ecn == Some(true) || self.ecn_fraction.is_some_and(|f| f > 0.0);
+        let set_in = |is_set: &dyn Fn(&TcpConfig) -> bool| {
+            layers.iter().rev().find(|(_, t)| is_set(t)).map_or("tcp", |(p, _)| p.as_str()).to_string()
+        };
+        let hosts = layers.iter().map(|(p, _)| p.as_str()).collect::<Vec<_>>().join(", ");
+        if let Some(plus) = self.ecn_plus.filter(|p| *p != EcnPlusName::Off) {
+            let name = serde_json::to_value(plus).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default();
+            let path = set_in(&|t| t.ecn_plus.is_some());
+            let rule = format!("needs ecn = true (or an ecn_fraction above 0) in {hosts}: ECN+ changes only connections that negotiate ECN");
+            check(ecn, &format!("{path}.ecn_plus"), name, &rule)?;
+        }
+        if self.abe == Some(true) {
+            let path = set_in(&|t| t.abe.is_some());
+            let rule = format!("needs ecn = true (or an ecn_fraction above 0) in {hosts}: ABE changes only the reaction to ECN echoes");
+            check(ecn, &format!("{path}.abe"), true, &rule)?;
         }
         Ok(())
     }
@@ -1013,6 +1074,50 @@ impl Scenario {
         serde_json::to_string_pretty(&s).expect("a scenario always serializes")
     }
 
+    /// The TCP settings hosts actually run: each side's (if a workload without a `tcp` table of
+    /// its own opens connections) and each bulk workload's own laid over each side. Each comes
+    /// with the tables it is made of (path, table), the later ones overriding the earlier.
+    fn tcp_in_use(&self) -> Vec<(Vec<(String, &TcpConfig)>, TcpConfig)> {
+        let mut out = Vec::new();
+        let sides_used = self.workloads.iter().any(|w| match w {
+            Workload::Bulk(b) => b.tcp.is_none(),
+            Workload::PacketSource(_) => false,
+            _ => true,
+        });
+        for side in [Side::Clients, Side::Servers] {
+            let mut layers = vec![("tcp".to_string(), &self.tcp)];
+            let own = match side {
+                Side::Clients => self.tcp.clients.as_deref(),
+                Side::Servers => self.tcp.servers.as_deref(),
+            };
+            if let Some(o) = own {
+                layers.push((format!("tcp.{}", side.name()), o));
+            }
+            if sides_used {
+                out.push((layers.clone(), self.tcp.side(side)));
+            }
+            for (i, w) in self.workloads.iter().enumerate() {
+                if let Workload::Bulk(BulkParams { tcp: Some(o), .. }) = w {
+                    let mut l = layers.clone();
+                    l.push((format!("workloads[{i}].tcp"), o));
+                    out.push((l, self.tcp.side(side).overlay(o)));
+                }
+            }
+        }
+        out
+    }
+
+    /// The largest TCP segment on the wire (bytes): MSS plus headers, over every host's
+    /// settings.
+    fn largest_segment_bytes(&self) -> u64 {
+        self.tcp_in_use()
+            .iter()
+            .map(|(_, c)| c.resolve())
+            .map(|p| p.mss_bytes as u64 + p.header_bytes as u64)
+            .max()
+            .unwrap_or(0)
+    }
+
     /// The path's propagation RTT (ms) without per-flow extra delay.
     pub fn path_rtt_ms(&self) -> f64 {
         2.0 * (2.0 * self.topology.access_delay_ms + self.topology.bottleneck.delay_ms)
@@ -1034,7 +1139,8 @@ impl Scenario {
         check(t.servers >= 1, "topology.servers", t.servers, "must be at least 1")?;
         positive(t.access_rate_bps, "topology.access_rate_bps")?;
         non_negative(t.access_delay_ms, "topology.access_delay_ms")?;
-        t.access_queue.validate("topology.access_queue")?;
+        let segment = self.largest_segment_bytes();
+        t.access_queue.validate("topology.access_queue", segment)?;
         positive(t.delay_resolution_us, "topology.delay_resolution_us")?;
         let b = &t.bottleneck;
         positive(b.rate_bps, "topology.bottleneck.rate_bps")?;
@@ -1045,9 +1151,9 @@ impl Scenario {
             b.random_loss,
             "must be in [0, 1)",
         )?;
-        b.queue.validate("topology.bottleneck.queue")?;
+        b.queue.validate("topology.bottleneck.queue", segment)?;
         if let Some(q) = &b.up_queue {
-            q.validate("topology.bottleneck.up_queue")?;
+            q.validate("topology.bottleneck.up_queue", segment)?;
         }
         self.tcp.validate()?;
         check(!self.workloads.is_empty(), "workloads", "[]", "must list at least one workload")?;
@@ -1057,6 +1163,9 @@ impl Scenario {
             if let Workload::Bulk(BulkParams { tcp: Some(o), .. }) = w {
                 self.tcp.validate_workload(o, &format!("workloads[{i}].tcp"))?;
             }
+        }
+        for (layers, cfg) in self.tcp_in_use() {
+            cfg.validate_ecn_options(&layers)?;
         }
         let m = &self.metrics;
         positive(m.interval_s, "metrics.interval_s")?;
@@ -1175,7 +1284,7 @@ mod tests {
         let e = with(r#"{"workloads": [{"kind": "web_sessions", "session_rate_per_s": 1, "pages": 3}]}"#).unwrap_err();
         assert!(e.to_string().contains("unknown field `pages`"), "{e}");
         let e = with(r#"{"workloads": [{"kind": "packmime_http", "rate_per_s": 10, "p_persistent": 2}]}"#).unwrap_err();
-        assert_eq!(e.to_string(), "workloads[0].p_persistent (2) must be in [0, 1]");
+        assert_eq!(e.to_string(), "workloads[0].p_persistent (2) must be at most 1 (a probability or fraction)");
         let e = with(r#"{"workloads": [{"kind": "tpcw_browsers", "browsers": 0}]}"#).unwrap_err();
         assert_eq!(e.to_string(), "workloads[0].browsers (0) must be positive");
         // The default web RTTs (10-150 ms) must be above the path's propagation RTT.
