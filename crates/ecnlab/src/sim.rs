@@ -5,6 +5,8 @@
 //! live event, found by a generation counter (lazy cancellation): a timer whose deadline moved
 //! later keeps its early event, which on firing re-arms at the new deadline.
 
+mod estimate;
+
 use std::collections::HashMap;
 use std::time::Instant;
 
@@ -248,6 +250,8 @@ enum WorkloadState {
     Source(PacketSource),
 }
 
+pub use estimate::{bytes_text, estimate, Estimate, Term};
+
 pub struct Simulation {
     scenario: Scenario,
     /// Endpoint parameter sets: [clients, clients without ECN, servers, servers without ECN]
@@ -480,14 +484,28 @@ impl Simulation {
 
     /// Runs until `t` (or the end of the scenario). Returns true once the end is reached.
     pub fn run_until(&mut self, t: SimTime) -> bool {
+        self.advance(t, u64::MAX)
+    }
+
+    /// Runs until `t` (or the end of the scenario), or until `max_events` events have been
+    /// processed, whichever comes first, so that a caller gets control back after a bounded
+    /// amount of work whatever the scenario (progress, Ctrl-C). Returns true once the end is
+    /// reached. Stopping early changes nothing: the next call goes on with the next event.
+    pub fn advance(&mut self, t: SimTime, max_events: u64) -> bool {
         let stop = t.min(self.end);
+        let mut done = 0u64;
         while let Some(next) = self.events.peek_time() {
             if next > stop {
                 break;
             }
+            if done == max_events {
+                // `now` stays at the last event: events at `next` are still due.
+                return false;
+            }
             let (time, ev) = self.events.pop().expect("peeked");
             self.now = time;
             self.n_events += 1;
+            done += 1;
             self.dispatch(ev);
         }
         self.now = self.now.max(stop);
