@@ -42,6 +42,10 @@ def estimate(config_json: str) -> dict[str, Any]:
         ValueError: the scenario is invalid.
     """
 
+def check_budget(config_json: str, memory_budget: float) -> None:
+    """Raise ValueError, naming the fields that drive the estimate, if a run of the scenario
+    is estimated (:func:`estimate`) to need more than ``memory_budget`` bytes."""
+
 class Simulation:
     """One simulation run of one scenario with one seed.
 

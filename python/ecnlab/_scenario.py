@@ -227,7 +227,7 @@ def _plain(value: Any, path: str, depth: int) -> Any:
         out = {}
         for key, item in value.items():
             if not isinstance(key, str):
-                raise ValueError(f"{where}: key {key!r} must be a string")
+                raise ValueError(f"{where}: key {key!r} must be a string")  # noqa: TRY004
             out[key] = _plain(item, f"{path}.{key}" if path else key, depth + 1)
         return out
     if isinstance(value, (list, tuple)):

@@ -37,6 +37,13 @@ fn estimate<'py>(py: Python<'py>, config_json: &str) -> PyResult<Bound<'py, PyDi
     Ok(d)
 }
 
+/// Raises ValueError, naming the fields that drive the estimate, if a run of the scenario is
+/// estimated to need more than `memory_budget` bytes.
+#[pyfunction]
+fn check_budget(config_json: &str, memory_budget: f64) -> PyResult<()> {
+    ecnlab::sim::estimate(&parse(config_json)?).check(memory_budget).map_err(|e| PyValueError::new_err(e.to_string()))
+}
+
 #[pyclass(module = "ecnlab._core")]
 struct Simulation {
     sim: CoreSimulation,
@@ -54,6 +61,8 @@ impl Simulation {
         if let Some(budget) = memory_budget {
             ecnlab::sim::estimate(&scenario).check(budget).map_err(|e| PyValueError::new_err(e.to_string()))?;
         }
+        // Building the network and the bulk flows takes at most a few seconds (the limits
+        // bound hosts and flows); the GIL is held meanwhile.
         let sim = CoreSimulation::new(scenario, seed).map_err(|e| PyValueError::new_err(e.to_string()))?;
         Ok(Simulation { sim, results: None })
     }
@@ -144,6 +153,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(schema, m)?)?;
     m.add_function(wrap_pyfunction!(normalize, m)?)?;
     m.add_function(wrap_pyfunction!(estimate, m)?)?;
+    m.add_function(wrap_pyfunction!(check_budget, m)?)?;
     m.add_class::<Simulation>()?;
     Ok(())
 }
