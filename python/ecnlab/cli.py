@@ -670,7 +670,9 @@ def report(
 
     try:
         written = write_report(results, out)
-    except (OSError, CorruptRunError, StoreError) as e:
+    except CorruptRunError as e:
+        _fail(str(e), EXIT_FAILED)
+    except (OSError, StoreError) as e:
         _fail(str(e))
     err_console.print(f"wrote {escape(str(written))}")
 

@@ -508,3 +508,158 @@ impl ser::SerializeStructVariant for &mut Walker {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Scenarios that between them hold every field of every table, optional ones included
+    /// (decoded without validation: only their numbers matter here).
+    const EVERY_FIELD: &[&str] = &[
+        r#"{"name": "a", "duration_s": 10, "warmup_s": 1,
+            "topology": {"clients": 2, "servers": 2, "access_rate_bps": 1e8, "access_delay_ms": 1,
+                "access_queue": {"limit_pkts": 10, "limit_bytes": 15000, "aqm": {"kind": "droptail"}},
+                "delay_resolution_us": 100,
+                "bottleneck": {"rate_bps": 1e7, "delay_ms": 1, "random_loss": 0.1,
+                    "queue": {"limit_pkts": 100, "aqm": {"kind": "red", "min_th_pkts": 5, "max_th_pkts": 15, "max_p": 0.1, "w_q": 0.002, "mean_pkt_bytes": 1000}},
+                    "up_queue": {"limit_bytes": 150000, "aqm": {"kind": "ared", "target_delay_ms": 5, "interval_ms": 500, "max_p": 0.1, "alpha_max": 0.01, "beta": 0.9, "top": 0.5, "bottom": 0.01, "min_th_pkts": 5, "max_th_pkts": 15, "w_q": 0.002, "mean_pkt_bytes": 1000}}}},
+            "tcp": {"profile": "linux", "mss_bytes": 1460, "header_bytes": 40, "initial_rto_s": 1, "min_rto_s": 0.2, "max_rto_s": 60,
+                "initial_window_segments": 10, "delayed_ack_ms": 40, "ack_every_segments": 2, "syn_retries": 6, "congestion_control": "cubic",
+                "ecn": true, "ecn_plus": "seed", "beta": 0.7, "abe": true, "beta_ecn": 0.85, "cubic_c": 0.4, "abc": true,
+                "clients": {"ecn_fraction": 0.5}, "servers": {"mss_bytes": 1000}},
+            "workloads": [
+                {"kind": "bulk", "flows": 2, "bytes": 1000, "start_s": 1, "start_jitter_s": 1, "host_offset": 1,
+                 "rtt_ms": {"dist": "uniform", "low": 10, "high": 20}, "rwnd_bytes": {"dist": "discrete", "values": [1e4, 2e4], "weights": [1, 2]},
+                 "tcp": {"ecn": true}},
+                {"kind": "exchanges", "arrival_rate_per_s": 10, "start_s": 0, "stop_s": 5,
+                 "exchanges_per_connection": {"dist": "exponential", "mean": 2}, "request_bytes": {"dist": "constant", "value": 300},
+                 "response_bytes": {"dist": "mixture", "weights": [1, 1], "parts": [{"dist": "lomax", "scale": 1720, "shape": 1.2, "max": 1e6}, {"dist": "bounded_pareto", "low": 1e5, "high": 1e8, "shape": 1.1}]},
+                 "server_delay_ms": {"dist": "pareto", "mean": 1, "shape": 2}, "think_time_s": {"dist": "constant", "value": 0},
+                 "rtt_ms": {"dist": "constant", "value": 40}, "rwnd_bytes": {"dist": "constant", "value": 65536}},
+                {"kind": "web_sessions", "session_rate_per_s": 1, "start_s": 0, "stop_s": 5, "rtt_ms": {"dist": "constant", "value": 40}},
+                {"kind": "packmime_http", "rate_per_s": 10, "p_persistent": 0.1, "start_s": 0, "stop_s": 5, "rtt_ms": {"dist": "constant", "value": 40}},
+                {"kind": "tpcw_browsers", "browsers": 3, "think_mean_s": 7, "think_max_s": 70, "session_min_mean_s": 900, "session_min_max_s": 3600, "rtt_ms": {"dist": "constant", "value": 40}},
+                {"kind": "packet_source", "rate_pps": 100, "size_bytes": {"dist": "constant", "value": 1000}, "start_s": 0, "stop_s": 5}
+            ],
+            "metrics": {"interval_s": 1, "queue_sample_ms": 10, "sojourn_bin_ms": 0.1, "sojourn_max_ms": 2000, "flow_sample_ms": 10}}"#,
+    ];
+
+    /// The same scenario with each other AQM on the bottleneck, every optional field set.
+    const AQMS: &[&str] = &[
+        r#"{"kind": "rem", "phi": 1.001, "gamma": 0.001, "alpha": 0.1, "b_star_pkts": 20, "update_ms": 2, "in_weight": 1, "mean_pkt_bytes": 1000}"#,
+        r#"{"kind": "pi", "a": 1.822e-5, "b": 1.816e-5, "sample_hz": 170, "q_ref_pkts": 50, "mean_pkt_bytes": 1000}"#,
+        r#"{"kind": "pie", "target_ms": 15, "tupdate_ms": 15, "alpha": 0.125, "beta": 1.25, "max_burst_ms": 150, "dq_threshold_bytes": 16384, "dq_rate_weight": 0.125, "mark_ecnth": 0.1, "mean_pkt_bytes": 1500}"#,
+        r#"{"kind": "codel", "target_ms": 5, "interval_ms": 100, "mtu_bytes": 1514}"#,
+        r#"{"kind": "threshold", "k_pkts": 20, "k_bytes": 30000}"#,
+        r#"{"kind": "dcn", "sb_size": 1000, "hb_size": 100, "hb_max_chain": 10, "threshold_pkts": 10, "clearing_interval_ms": 500, "a": 1e-5, "b": 2e-5, "t_update_ms": 10, "q_ref_pkts": 50, "t_dec_ms": 10, "p_ref_max_pkts": 100}"#,
+        r#"{"kind": "afd", "shadow_size": 1000, "sample_one_in": 10, "alpha": 1.7, "beta": 1.8, "update_hz": 160, "q_target_pkts": 50, "m_min": 1}"#,
+        r#"{"kind": "rio_ps", "in_min_th_pkts": 5, "in_max_th_pkts": 15, "in_max_p": 0.02, "out_min_th_pkts": 5, "out_max_th_pkts": 15, "out_max_p": 0.1, "w_q": 0.002, "short_flow_pkts": 20, "idle_timeout_ms": 500, "table_size": 1000, "mean_pkt_bytes": 1000}"#,
+        r#"{"kind": "choke", "min_th_pkts": 5, "max_th_pkts": 15, "max_p": 0.1, "w_q": 0.002, "candidates": 1, "mean_pkt_bytes": 1000}"#,
+        r#"{"kind": "aecn", "n_ref_flows": 10, "flow_exponent": 1, "rate_exponent": 1, "max_p_cap": 0.5, "window_ms": 1000, "table_size": 1000}"#,
+    ];
+
+    fn scenarios() -> Vec<Scenario> {
+        let base: serde_json::Value = serde_json::from_str(EVERY_FIELD[0]).unwrap();
+        let mut out = vec![serde_json::from_value(base.clone()).unwrap()];
+        for aqm in AQMS {
+            let mut v = base.clone();
+            v["topology"]["bottleneck"]["queue"]["aqm"] = serde_json::from_str(aqm).unwrap();
+            out.push(serde_json::from_value(v).unwrap_or_else(|e| panic!("{aqm}: {e}")));
+        }
+        out
+    }
+
+    /// Names of the numeric fields in the JSON Schema (arrays of numbers included).
+    fn schema_numbers() -> std::collections::BTreeSet<String> {
+        fn numeric(node: &serde_json::Value) -> bool {
+            let ty = |t: &serde_json::Value| t == "number" || t == "integer";
+            match &node["type"] {
+                serde_json::Value::Array(a) if a.iter().any(ty) => true,
+                serde_json::Value::String(_) if ty(&node["type"]) => true,
+                _ => node["type"] == "array" && numeric(&node["items"]),
+            }
+        }
+        fn walk(node: &serde_json::Value, out: &mut std::collections::BTreeSet<String>) {
+            match node {
+                serde_json::Value::Object(m) => {
+                    if let Some(serde_json::Value::Object(props)) = m.get("properties") {
+                        for (k, v) in props {
+                            if numeric(v) {
+                                out.insert(k.clone());
+                            }
+                        }
+                    }
+                    m.values().for_each(|v| walk(v, out));
+                }
+                serde_json::Value::Array(a) => a.iter().for_each(|v| walk(v, out)),
+                _ => {}
+            }
+        }
+        let mut out = std::collections::BTreeSet::new();
+        walk(&serde_json::from_str(&super::super::json_schema()).unwrap(), &mut out);
+        out
+    }
+
+    #[test]
+    fn every_numeric_field_has_a_limit() {
+        let mut seen = std::collections::BTreeSet::new();
+        for s in scenarios() {
+            let (numbers, kinds) = numbers(&s);
+            for (segments, _) in &numbers {
+                let name = segments.iter().rev().find(|s| !s.starts_with('[')).unwrap();
+                seen.insert(name.clone());
+                assert!(limit_for(segments, &kinds).is_some(), "no limit for {}", join(segments));
+            }
+        }
+        // The fixtures hold every numeric field the schema knows.
+        let missing: Vec<_> = schema_numbers().into_iter().filter(|n| !seen.contains(n)).collect();
+        assert!(missing.is_empty(), "fields missing from EVERY_FIELD/AQMS: {missing:?}");
+    }
+
+    #[test]
+    fn lookup_prefers_kind_then_name_then_unit_and_distributions_take_their_quantity() {
+        let s = &scenarios()[3]; // PIE
+        let (numbers, kinds) = numbers(s);
+        let find = |path: &str| {
+            let (segments, _) = numbers.iter().find(|(seg, _)| join(seg) == path).unwrap_or_else(|| panic!("{path}"));
+            limit_for(segments, &kinds).unwrap().field
+        };
+        assert_eq!(find("topology.bottleneck.queue.aqm.beta"), "pie.beta");
+        assert_eq!(find("tcp.beta"), "beta");
+        assert_eq!(find("topology.bottleneck.queue.aqm.target_ms"), "_ms");
+        assert_eq!(find("workloads[0].rtt_ms.low"), "_ms");
+        assert_eq!(find("workloads[0].rwnd_bytes.values[1]"), "rwnd_bytes");
+        assert_eq!(find("workloads[0].rwnd_bytes.weights[0]"), "weights");
+        assert_eq!(find("workloads[1].response_bytes.parts[1].low"), "_bytes");
+        assert_eq!(find("workloads[1].response_bytes.parts[0].shape"), "shape");
+        assert_eq!(find("workloads[1].arrival_rate_per_s"), "_per_s");
+        assert_eq!(find("workloads[5].rate_pps"), "_pps");
+    }
+
+    #[test]
+    fn messages_name_the_bound_and_its_reason() {
+        let l = by_name("rate_bps", None).unwrap();
+        assert_eq!(l.broken(-5.0).unwrap(), "must be positive");
+        assert!(l.broken(0.5).unwrap().starts_with("must be at least 1000 bit/s ("));
+        assert!(l.broken(2e12).unwrap().starts_with("must be at most 1e12 bit/s ("));
+        assert_eq!(l.broken(f64::NAN).unwrap(), "must be a finite number");
+        assert_eq!(l.broken(1e7), None);
+        let t = by_name("interval_ms", None).unwrap();
+        assert_eq!(t.broken(0.0), None);
+        assert!(t.broken(1e-7).unwrap().starts_with("must be 0 or at least 1e-6 ms ("));
+        assert_eq!(t.broken(-1.0).unwrap(), "must be zero or positive");
+        // A NaN that a JSON scenario cannot carry, set through the Rust API, is caught too.
+        let mut s = scenarios().remove(0);
+        s.topology.bottleneck.random_loss = f64::NAN;
+        let e = s.validate().unwrap_err();
+        assert_eq!(e.to_string(), "topology.bottleneck.random_loss (NaN) must be a finite number");
+    }
+
+    #[test]
+    fn docs_list_every_limit() {
+        let docs = include_str!("../../../../docs/scenario.md");
+        let rows: Vec<String> = LIMITS.iter().map(|l| format!("| `{}` | {} | {} |", l.field, l.range(), l.reason)).collect();
+        let missing: Vec<&String> = rows.iter().filter(|r| !docs.contains(r.as_str())).collect();
+        assert!(missing.is_empty(), "docs/scenario.md lacks these rows of its Limits table:\n{}", rows.join("\n"));
+    }
+}

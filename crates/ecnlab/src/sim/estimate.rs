@@ -133,32 +133,28 @@ pub fn estimate(s: &Scenario) -> Estimate {
     for (i, w) in s.workloads.iter().enumerate() {
         let at = |f: &str| format!("workloads[{i}].{f}");
         let span = |start: f64, stop: Option<f64>| (stop.unwrap_or(duration).min(duration) - start).max(0.0);
-        // (field, value, connections, exchanges)
-        let (path, value, conns, exchanges) = match w {
-            Workload::Bulk(b) => {
-                long_lived += b.flows as f64;
-                (at("flows"), number(b.flows as f64), b.flows as f64, 0.0)
-            }
+        // (field, value, connections, exchanges, connections open all along)
+        let (path, value, conns, exchanges, open) = match w {
+            Workload::Bulk(b) => (at("flows"), number(b.flows as f64), b.flows as f64, 0.0, b.flows as f64),
             Workload::Exchanges(e) => {
                 let n = e.arrival_rate_per_s * span(e.start_s, e.stop_s);
-                (at("arrival_rate_per_s"), number(e.arrival_rate_per_s), n, n * count(&e.exchanges_per_connection))
+                (at("arrival_rate_per_s"), number(e.arrival_rate_per_s), n, n * count(&e.exchanges_per_connection), 0.0)
             }
             Workload::WebSessions(p) => {
                 let t = span(p.start_s, p.stop_s);
                 let pages = count(&p.pages_per_session).min(1.0 + t / p.inter_page_s.mean().max(1e-9));
                 let n = p.session_rate_per_s * t * pages * count(&p.objects_per_page);
-                (at("session_rate_per_s"), number(p.session_rate_per_s), n, n)
+                (at("session_rate_per_s"), number(p.session_rate_per_s), n, n, 0.0)
             }
             Workload::PackmimeHttp(p) => {
                 let n = p.rate_per_s * span(p.start_s, p.stop_s);
                 let per = if p.http_1_1 { 1.0 + 10.0 * p.p_persistent } else { 1.0 };
-                (at("rate_per_s"), number(p.rate_per_s), n, n * per)
+                (at("rate_per_s"), number(p.rate_per_s), n, n * per, 0.0)
             }
             Workload::TpcwBrowsers(p) => {
                 let b = p.browsers as f64;
                 let pages = b * (1.0 + duration / p.effective_think_s().max(1e-9));
-                long_lived += b;
-                (at("browsers"), number(b), pages, pages * (1.0 + p.images_per_page.mean().max(0.0)))
+                (at("browsers"), number(b), pages, pages * (1.0 + p.images_per_page.mean().max(0.0)), b)
             }
             Workload::PacketSource(p) => {
                 events += 3.0 * p.rate_pps * span(p.start_s, p.stop_s);
@@ -166,21 +162,14 @@ pub fn estimate(s: &Scenario) -> Estimate {
             }
         };
         tcp = true;
+        long_lived += open;
         events += EVENTS_PER_CONNECTION * conns;
         terms.push(Term {
             path,
             value,
-            what: format!("{conns:.3e} connections and {exchanges:.3e} exchanges"),
-            bytes: conns * copies(FLOW_ROW, FLOW_ROW) + exchanges * copies(EXCHANGE_ROW, EXCHANGE_ROW + 32.0),
-        });
-    }
-    // State of the connections open at once: the long-lived ones at least.
-    if long_lived > 0.0 {
-        terms.push(Term {
-            path: "workloads".into(),
-            value: format!("{long_lived} long-lived connections"),
-            what: "connection state".into(),
-            bytes: long_lived * conn_bytes,
+            what: format!("{conns:.3e} connections ({open:.3e} open all along) and {exchanges:.3e} exchanges"),
+            // The state of the connections open all along, and every connection's rows.
+            bytes: open * conn_bytes + conns * copies(FLOW_ROW, FLOW_ROW) + exchanges * copies(EXCHANGE_ROW, EXCHANGE_ROW + 32.0),
         });
     }
     if m.flow_sample_ms > 0.0 {
