@@ -57,7 +57,7 @@ def _python(code: str, *, limits: Any = None, cwd: Path | None = None) -> subpro
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
-        preexec_fn=limits,
+        preexec_fn=limits,  # noqa: PLW1509 - a fresh interpreter, no threads yet
         cwd=cwd,
         env={**os.environ, "PYTHONUNBUFFERED": "1", "PYTHONDONTWRITEBYTECODE": "1"},
     )
@@ -104,8 +104,8 @@ def test_02_nan_and_infinity_name_the_field(value: str) -> None:
     [
         ("workloads.0.flows=10.0", "workloads[0].flows: invalid type: floating point `10.0`"),
         ('workloads.0.rtt_ms={dist="uniform", low=20, high="x"}', "workloads[0].rtt_ms.high:"),
-        ("workloads.0.rtt_ms={dist=\"normal\", mean=5}", "workloads[0].rtt_ms.dist: unknown"),
-        ("workloads.0.rtt_ms={dist=\"uniform\", low=20}", "workloads[0].rtt_ms: missing field"),
+        ('workloads.0.rtt_ms={dist="normal", mean=5}', "workloads[0].rtt_ms.dist: unknown"),
+        ('workloads.0.rtt_ms={dist="uniform", low=20}', "workloads[0].rtt_ms: missing field"),
         (
             'workloads.0.rwnd_bytes={dist="mixture", weights=[1], parts=[{dist="constant", v=1}]}',
             "workloads[0].rwnd_bytes.parts[0].v: unknown field",
@@ -126,8 +126,10 @@ def test_03_type_errors_inside_a_workload_name_the_field(override: str, where: s
         (BULK, "duration_s=1e300", "duration_s (1e300) must be at most 1e6 s"),
         (
             BULK,
-            'workloads.0={kind="exchanges", arrival_rate_per_s=1e300, '
-            'response_bytes={dist="constant", value=1000}}',
+            (
+                'workloads.0={kind="exchanges", arrival_rate_per_s=1e300, '
+                'response_bytes={dist="constant", value=1000}}'
+            ),
             "workloads[0].arrival_rate_per_s (1e300) must be at most 1e6 1/s",
         ),
         (WEB_SESSIONS, "load.offered_load_mbps=1e300", "load.offered_load_mbps (1e+300) must be"),
@@ -139,7 +141,10 @@ def test_04_huge_values_are_refused(source: str, override: str, named: str) -> N
 
 @pytest.mark.parametrize(
     ("override", "field"),
-    [("metrics.interval_s=1e-9", "metrics.interval_s"), ("metrics.queue_sample_ms=1e-6", "metrics.queue_sample_ms")],
+    [
+        ("metrics.interval_s=1e-9", "metrics.interval_s"),
+        ("metrics.queue_sample_ms=1e-6", "metrics.queue_sample_ms"),
+    ],
 )
 def test_04_runs_over_the_memory_budget_are_refused_naming_the_field(
     tmp_path: Path, override: str, field: str
@@ -153,7 +158,9 @@ def test_04_runs_over_the_memory_budget_are_refused_naming_the_field(
 def test_04_the_documented_maximum_of_flows_is_checked_against_a_budget(tmp_path: Path) -> None:
     args = ["--set", "workloads.0.flows=10000000", "--memory-budget", "1GB"]
     result = invoke("run", BULK, "--out", str(tmp_path / "x"), *args)
-    assert_one_line_error(result, "workloads[0].flows (10000000)", "over the memory budget of 1.0 GB")
+    assert_one_line_error(
+        result, "workloads[0].flows (10000000)", "over the memory budget of 1.0 GB"
+    )
     # The estimate grows with the field that drives it, and a large enough budget accepts.
     small = json.dumps(ecnlab.load_scenario(BULK, ["workloads.0.flows=1000"]))
     big = json.dumps(ecnlab.load_scenario(BULK, ["workloads.0.flows=10000000"]))
@@ -169,7 +176,7 @@ def test_04_ctrl_c_interrupts_a_dense_run_promptly(tmp_path: Path) -> None:
     scenario.write_text(
         "duration_s = 100000\n[metrics]\nqueue_sample_ms = 0\n"
         "[topology.bottleneck]\nrate_bps = 1e12\n"
-        "[[workloads]]\nkind = \"packet_source\"\nrate_pps = 1e9\n"
+        '[[workloads]]\nkind = "packet_source"\nrate_pps = 1e9\n'
     )
     proc = subprocess.Popen(
         [sys.executable, "-m", "ecnlab", "run", str(scenario), "--out", str(out), "--quiet"],
@@ -213,7 +220,7 @@ def test_05_a_billion_seeds_is_refused(tmp_path: Path) -> None:
 
 def test_05_a_billion_runs_is_refused_before_expanding_even_in_a_dry_run(tmp_path: Path) -> None:
     axes = "".join(
-        f"\n[[axes]]\nname = \"a{i}\"\npath = \"name\"\nvalues = {list(range(1000))}\n"
+        f'\n[[axes]]\nname = "a{i}"\npath = "name"\nvalues = {list(range(1000))}\n'
         for i in range(3)
     )
     path = _sweep(tmp_path, SMALL_SWEEP.split("[[axes]]")[0] + axes)
@@ -269,8 +276,10 @@ def test_06_a_large_valid_rtt_is_recorded_as_given(tmp_path: Path) -> None:
         ),
         (
             ['topology.bottleneck.queue.aqm={kind="pi", q_ref_pkts=300}'],
-            "topology.bottleneck.queue.aqm.q_ref_pkts (300) must be below the queue's "
-            "limit_pkts (100)",
+            (
+                "topology.bottleneck.queue.aqm.q_ref_pkts (300) must be below the queue's "
+                "limit_pkts (100)"
+            ),
         ),
         (
             ['topology.bottleneck.queue.aqm={kind="red", min_th_pkts=150, max_th_pkts=300}'],
@@ -357,7 +366,7 @@ def test_09_damaged_runs_are_all_reported_and_recomputed(tmp_path: Path) -> None
 
 def test_09_a_single_run_folder_is_verified_too(tmp_path: Path) -> None:
     out = tmp_path / "run"
-    args = ["run", BULK, "--out", str(out), "--quiet", "--set", "duration_s=1"]
+    args = ["run", BULK, "--out", str(out), "-q", "--set", "duration_s=1", "--set", "warmup_s=0"]
     assert invoke(*args).exit_code == 0
     assert invoke("verify", str(out)).exit_code == 0
     flows = out / "flows.parquet"
@@ -440,11 +449,15 @@ def test_11_query_only_reads_and_only_inside_the_folder(small_sweep: Path, tmp_p
 
 
 def test_12_labels_with_dollar_signs_are_drawn_as_written(tmp_path: Path) -> None:
-    text = SMALL_SWEEP.replace('labels = ["small", "large"]', 'labels = ["$\\\\nosuchcmd{$", "$x$"]')
+    text = SMALL_SWEEP.replace(
+        'labels = ["small", "large"]', 'labels = ["$\\\\nosuchcmd{$", "$x$"]'
+    )
     out = tmp_path / "out"
     assert invoke("sweep", str(_sweep(tmp_path, text)), "--out", str(out), "-q").exit_code == 0
     for kind in ("cdf", "goodput", "queue"):
-        result = invoke("plot", str(out), "--kind", kind, "--by", "buffer", "-o", str(tmp_path / f"{kind}.png"))
+        result = invoke(
+            "plot", str(out), "--kind", kind, "--by", "buffer", "-o", str(tmp_path / f"{kind}.png")
+        )
         assert result.exit_code == 0, result.output
     assert invoke("report", str(out)).exit_code == 0
     html = (out / "report.html").read_text()
@@ -458,7 +471,9 @@ def test_13_python_api_misuse_gives_clear_errors(tmp_path: Path) -> None:
     small = ecnlab.load_scenario(BULK, ["duration_s=0.5", "warmup_s=0"])
     with pytest.raises(TypeError, match=r"overrides must be 'path=value' strings; 5 is a int"):
         ecnlab.load_scenario(small, overrides=[5])  # type: ignore[list-item]
-    with pytest.raises(TypeError, match="overrides must be a list of 'path=value' strings, not int"):
+    with pytest.raises(
+        TypeError, match="overrides must be a list of 'path=value' strings, not int"
+    ):
         ecnlab.load_scenario(small, overrides=5)  # type: ignore[arg-type]
     with pytest.raises(ValueError, match=r"chunk_s \(1e-12\) must be at least 0.001"):
         ecnlab.run(small, chunk_s=1e-12, progress=False)
@@ -509,7 +524,7 @@ def slow(result, folder):
     print("written", flush=True)
     time.sleep(600)
 st._write_contents = slow
-r = ecnlab.run(ecnlab.load_scenario({BULK!r}, ["duration_s=0.5"]), progress=False)
+r = ecnlab.run(ecnlab.load_scenario({BULK!r}, ["duration_s=0.5", "warmup_s=0"]), progress=False)
 st.write_run(r, {str(out)!r})
 """
     proc = _python(code)
@@ -518,7 +533,9 @@ st.write_run(r, {str(out)!r})
     leftovers = list(tmp_path.glob(".run.tmp-*"))
     assert len(leftovers) == 1 and any(leftovers[0].iterdir())
     # While its writer lives, a leftover is left alone...
-    result = ecnlab.run(ecnlab.load_scenario(BULK, ["duration_s=0.5"]), progress=False)
+    result = ecnlab.run(
+        ecnlab.load_scenario(BULK, ["duration_s=0.5", "warmup_s=0"]), progress=False
+    )
     assert store._remove_abandoned(tmp_path, "run") == []
     proc.send_signal(signal.SIGKILL)
     proc.wait(timeout=30)
@@ -555,9 +572,11 @@ def test_15_a_sweep_that_cannot_write_exits_1_not_2(tmp_path: Path) -> None:
     assert "File too large" in stderr or "No space" in stderr, stderr
     # The same for a single run whose results cannot be written.
     code = code.replace("'sweep', " + repr(str(path)), "'run', " + repr(BULK)).replace(
-        "'-j', '1', ", "'--set', 'duration_s=1', "
+        "'-j', '1', ", "'--set', 'duration_s=1', '--set', 'warmup_s=0', "
     )
-    proc = _python(code.replace(repr(str(out)), repr(str(tmp_path / "one"))), limits=_file_size_limit(1000))
+    proc = _python(
+        code.replace(repr(str(out)), repr(str(tmp_path / "one"))), limits=_file_size_limit(1000)
+    )
     _, stderr = proc.communicate(timeout=120)
     assert proc.returncode == 1, stderr
     assert "cannot write the run" in stderr and "Traceback" not in stderr, stderr
