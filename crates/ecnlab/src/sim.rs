@@ -1785,3 +1785,37 @@ fn host_classes(tcp: &TcpConfig, side: Side, n: u32, seed: u64) -> Vec<u8> {
     }
     classes
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn advance_stops_after_max_events_and_changes_nothing() {
+        let s = Scenario::from_json(
+            r#"{"duration_s": 2, "topology": {"bottleneck": {"rate_bps": 1e7}},
+                "workloads": [{"kind": "bulk", "flows": 3}, {"kind": "packet_source", "rate_pps": 500}]}"#,
+        )
+        .unwrap();
+        let mut whole = Simulation::new(s.clone(), 7).unwrap();
+        assert!(whole.run_until(u64::MAX));
+        let mut pieces = Simulation::new(s, 7).unwrap();
+        let mut calls = 0;
+        loop {
+            let before = pieces.events_processed();
+            let done = pieces.advance(u64::MAX, 1000);
+            calls += 1;
+            assert!(pieces.events_processed() - before <= 1000);
+            if done {
+                break;
+            }
+        }
+        assert!(calls > 10, "{calls}");
+        assert_eq!(pieces.events_processed(), whole.events_processed());
+        let (a, b) = (whole.finish(), pieces.finish());
+        assert_eq!(a.tables.len(), b.tables.len());
+        for (x, y) in a.tables.iter().zip(&b.tables) {
+            assert_eq!(format!("{:?}", x.columns), format!("{:?}", y.columns), "{}", x.name);
+        }
+    }
+}

@@ -105,7 +105,7 @@ pub fn estimate(s: &Scenario) -> Estimate {
     let copies = |column_bytes: f64, recorded: f64| recorded + column_bytes;
 
     // Sampled tables: their row counts follow from the metrics settings alone.
-    let intervals = (from_secs(window) / from_secs(m.interval_s).max(1)) as f64 + 1.0;
+    let intervals = from_secs(window).div_ceil(from_secs(m.interval_s).max(1)) as f64;
     let link_row = copies(30.0 * 8.0 + 4.0, std::mem::size_of::<(LinkId, Snapshot, Snapshot)>() as f64);
     terms.push(Term {
         path: "metrics.interval_s".into(),
@@ -229,5 +229,59 @@ fn aqm_table_bytes(q: &QueueConfig) -> f64 {
         AqmConfig::RioPs(p) => 32.0 * p.table_size as f64,
         AqmConfig::Aecn(p) => 32.0 * p.table_size as f64,
         _ => 0.0,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Simulation;
+
+    fn scenario(metrics: &str, workloads: &str) -> Scenario {
+        Scenario::from_json(&format!(
+            r#"{{"duration_s": 3, "warmup_s": 0.5, "topology": {{"bottleneck": {{"rate_bps": 1e7}}}},
+                "workloads": {workloads}, "metrics": {metrics}}}"#
+        ))
+        .unwrap()
+    }
+
+    fn rows_in(e: &Estimate, path: &str) -> f64 {
+        let what = &e.terms.iter().find(|t| t.path == path).unwrap_or_else(|| panic!("{path}")).what;
+        what.split(' ').next().unwrap().parse().unwrap()
+    }
+
+    #[test]
+    fn estimate_counts_sampled_rows_exactly() {
+        for interval in ["0.25", "0.3", "1"] {
+            let s = scenario(
+                &format!(r#"{{"interval_s": {interval}, "queue_sample_ms": 20, "flow_sample_ms": 7}}"#),
+                r#"[{"kind": "bulk", "flows": 2}]"#,
+            );
+            let e = estimate(&s);
+            let mut sim = Simulation::new(s, 1).unwrap();
+            sim.run_until(u64::MAX);
+            let r = sim.finish();
+            let rows = |t: &str| r.table(t).rows() as f64;
+            assert_eq!(rows_in(&e, "metrics.interval_s"), rows("links"), "interval {interval}");
+            assert_eq!(rows_in(&e, "metrics.queue_sample_ms"), rows("queue_samples"));
+            assert_eq!(rows_in(&e, "metrics.flow_sample_ms"), rows("flow_samples"));
+            assert!(e.events >= sim.events_processed() as f64, "{} < {}", e.events, sim.events_processed());
+        }
+    }
+
+    #[test]
+    fn estimate_grows_with_its_fields_and_names_them_when_over_budget() {
+        let small = estimate(&scenario("{}", r#"[{"kind": "bulk", "flows": 10}]"#));
+        let big = estimate(&scenario("{}", r#"[{"kind": "bulk", "flows": 1000000}]"#));
+        assert!(big.memory_bytes > 1000.0 * (small.memory_bytes - small.terms[0].bytes).max(1.0) / 100.0);
+        assert_eq!(big.terms[0].path, "workloads[0].flows");
+        let e = big.check(1e8).unwrap_err();
+        assert_eq!(e.path, "workloads[0].flows");
+        assert_eq!(e.value, "1000000");
+        assert!(e.rule.contains("over the memory budget of 100.0 MB"), "{e}");
+        assert!(big.check(1e12).is_ok());
+        let dense = estimate(&scenario(r#"{"interval_s": 1e-9}"#, r#"[{"kind": "bulk", "flows": 1}]"#));
+        let e = dense.check(1e10).unwrap_err();
+        assert_eq!((e.path.as_str(), e.value.as_str()), ("metrics.interval_s", "0.000000001"));
     }
 }
