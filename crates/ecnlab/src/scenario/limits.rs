@@ -261,9 +261,12 @@ pub fn check(scenario: &Scenario) -> Result<(), ConfigError> {
     Ok(())
 }
 
+/// A number of the scenario: its path (field names, and array indices as `[i]`) and value.
+pub type Number = (Vec<String>, f64);
+
 /// Every number of the scenario with its path, and the tags of its tables (table path ->
 /// `kind`, and `table#dist` -> `dist` for distributions).
-pub fn numbers(scenario: &Scenario) -> (Vec<(Vec<String>, f64)>, HashMap<String, String>) {
+pub fn numbers(scenario: &Scenario) -> (Vec<Number>, HashMap<String, String>) {
     let mut w = Walker::default();
     scenario.serialize(&mut w).expect("the walker accepts every value");
     (w.numbers, w.kinds)
@@ -275,7 +278,7 @@ pub fn numbers(scenario: &Scenario) -> (Vec<(Vec<String>, f64)>, HashMap<String,
 struct Walker {
     path: Vec<String>,
     index: Vec<usize>,
-    numbers: Vec<(Vec<String>, f64)>,
+    numbers: Vec<Number>,
     kinds: HashMap<String, String>,
 }
 
