@@ -19,7 +19,7 @@ from typing import Any
 
 import ecnlab
 import numpy as np
-from conftest import EXAMPLES, invoke
+from conftest import EXAMPLES, SMALL, invoke
 from ecnlab import _core
 from ecnlab._result import tables_from_native
 from ecnlab._scenario import scenario_json
@@ -44,24 +44,8 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 BUDGET = 256e6  # bytes: what an accepted scenario may be estimated to need
 EVENTS = 20_000  # events of a short run
 
-BASE: dict[str, Any] = {
-    "duration_s": 0.5,
-    "warmup_s": 0.1,
-    "topology": {
-        "clients": 2,
-        "servers": 2,
-        "bottleneck": {"rate_bps": 1e7, "delay_ms": 2, "queue": {"limit_pkts": 100}},
-    },
-    "workloads": [
-        {"kind": "bulk", "flows": 2, "rtt_ms": {"dist": "uniform", "low": 10, "high": 40}},
-        {
-            "kind": "exchanges",
-            "arrival_rate_per_s": 50,
-            "response_bytes": {"dist": "lomax", "scale": 1720, "shape": 1.2, "max": 1e6},
-        },
-    ],
-    "metrics": {"interval_s": 0.1},
-}
+# The shared small scenario (both TCP workloads), shortened.
+BASE: dict[str, Any] = {**copy.deepcopy(SMALL), "duration_s": 0.5, "warmup_s": 0.1}
 
 PATHS = [
     "name", "duration_s", "warmup_s", "nosuch", "topology.clients", "topology.access_rate_bps",

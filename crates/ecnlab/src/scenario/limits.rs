@@ -421,41 +421,26 @@ impl<'a> ser::Serializer for &'a mut Walker {
     }
 }
 
-impl ser::SerializeSeq for &mut Walker {
-    type Ok = ();
-    type Error = serde_json::Error;
-    fn serialize_element<T: ?Sized + Serialize>(&mut self, value: &T) -> R {
-        self.element(value)
-    }
-    fn end(self) -> R {
-        self.index.pop();
-        Ok(())
-    }
+/// Sequences of every kind: each element at the next index.
+macro_rules! sequence {
+    ($trait:ident, $method:ident) => {
+        impl ser::$trait for &mut Walker {
+            type Ok = ();
+            type Error = serde_json::Error;
+            fn $method<T: ?Sized + Serialize>(&mut self, value: &T) -> R {
+                self.element(value)
+            }
+            fn end(self) -> R {
+                self.index.pop();
+                Ok(())
+            }
+        }
+    };
 }
 
-impl ser::SerializeTuple for &mut Walker {
-    type Ok = ();
-    type Error = serde_json::Error;
-    fn serialize_element<T: ?Sized + Serialize>(&mut self, value: &T) -> R {
-        self.element(value)
-    }
-    fn end(self) -> R {
-        self.index.pop();
-        Ok(())
-    }
-}
-
-impl ser::SerializeTupleStruct for &mut Walker {
-    type Ok = ();
-    type Error = serde_json::Error;
-    fn serialize_field<T: ?Sized + Serialize>(&mut self, value: &T) -> R {
-        self.element(value)
-    }
-    fn end(self) -> R {
-        self.index.pop();
-        Ok(())
-    }
-}
+sequence!(SerializeSeq, serialize_element);
+sequence!(SerializeTuple, serialize_element);
+sequence!(SerializeTupleStruct, serialize_field);
 
 impl ser::SerializeTupleVariant for &mut Walker {
     type Ok = ();
