@@ -97,6 +97,8 @@ def test_per_run_measures_and_operating_point_from_a_short_sweep(tmp_path: Path)
     report = run_sweep(sweep, tmp_path / "out", jobs=1, progress=False)
     assert report.failed == 0
     frame = het.per_run(store.open_results(tmp_path / "out"))
+    pd.testing.assert_frame_equal(frame, het.per_run(store.open_results(tmp_path / "out"), 1))
+    assert het.per_run(store.open_results(tmp_path / "out"), 0).empty
     assert len(frame) == 2 and set(frame["scheme"]) == {"red", "ecn"}
     assert set(frame["max_th"]) == {30}
     for _, row in frame.iterrows():

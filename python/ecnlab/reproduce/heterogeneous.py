@@ -320,7 +320,12 @@ def per_run(con: duckdb.DuckDBPyConnection, seeds: int | None = None) -> pd.Data
     """
     columns = {r[0] for r in con.execute("DESCRIBE runs").fetchall()}
     axes = [a for a in _AXES if a in columns]
-    only = "NOT reference" + (f" AND seed <= {int(seeds)}" if seeds is not None else "")
+
+    def only_(table: str = "") -> str:
+        t = f"{table}." if table else ""
+        return f"NOT {t}reference" + (f" AND {t}seed <= {int(seeds)}" if seeds is not None else "")
+
+    only = only_()
     runs = con.execute(
         f"SELECT run_id, seed, {', '.join(axes)}, window_s, warmup_s, "
         "utilization_down AS utilization, "
@@ -343,7 +348,7 @@ def per_run(con: duckdb.DuckDBPyConnection, seeds: int | None = None) -> pd.Data
     srtt = con.execute(
         "SELECT f.run_id, f.rtt_ms, min(s.srtt_ms) AS srtt_min, avg(s.srtt_ms) AS srtt_mean "
         "FROM flow_samples s JOIN flows f ON s.run_id = f.run_id AND s.flow = f.flow "
-        f"WHERE isfinite(s.srtt_ms) AND {only.replace('reference', 'f.reference')} "
+        f"WHERE isfinite(s.srtt_ms) AND {only_('f')} "
         "GROUP BY f.run_id, f.rtt_ms"
     ).df()
     max_th = "max_th" if "max_th" in columns else str(MAX_TH_PKTS)
