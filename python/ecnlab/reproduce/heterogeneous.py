@@ -472,6 +472,8 @@ def _series(scheme: str, max_p: float) -> str:
 
 
 FIG2_SERIES = tuple((s, p) for s in ("red", "ecn") for p in FIG2_MAX_P)
+FIG2_OTHERS = tuple(sp for sp in FIG2_SERIES if sp != ("ecn", 0.5))
+"""The series of Fig. 2 other than ECN at max_p 0.5 (the paper's "other three cases")."""
 
 
 def _share_where(pairs: Sequence[tuple[Quantity, Quantity]], text: str) -> Quantity:
@@ -513,8 +515,7 @@ def _claims() -> list[ClaimSpec]:
                     _f(gp, "ecn", 0.5, n) - _f(gp, s, p, n), above(0)
                 )
                 for n in above_15
-                for s, p in FIG2_SERIES
-                if (s, p) != ("ecn", 0.5)
+                for s, p in FIG2_OTHERS
             },
             justification="An ordering: the paired goodput difference to each other series of "
             "Fig. 2 is positive at every N from 30 to 600. The paper gives no size; its "
@@ -533,8 +534,7 @@ def _claims() -> list[ClaimSpec]:
             paper=None,
             tests={
                 _series(s, p): Test(_f(gp, s, p, 600) / _f(gp, s, p, 60), below(1 - SMALL))
-                for s, p in FIG2_SERIES
-                if (s, p) != ("ecn", 0.5)
+                for s, p in FIG2_OTHERS
             },
             justification="'Marked drop beginning at 64 flows' (the paper's grid has 60): the "
             "goodput at the largest N is more than 5% (SMALL) below that at 60 flows, as a "
@@ -1312,7 +1312,8 @@ def _lines(
         yield (key if isinstance(key, tuple) else (key,)), part.sort_values(x)
 
 
-def _line_figure(
+def _draw_lines(
+    ax: Any,
     frame: pd.DataFrame,
     value: str,
     ylabel: str,
@@ -1321,12 +1322,8 @@ def _line_figure(
     keys: Sequence[str] = ("scheme", "max_p"),
     label: Callable[[tuple[Any, ...]], str] | None = None,
     color: Callable[[dict[str, Any]], str | None] | None = None,
-    ax: Any = None,
-) -> Figure | None:
-    fig = None
-    if ax is None:
-        fig = Figure(figsize=(7, 4.2), layout="constrained")
-        ax = fig.subplots()
+) -> None:
+    """One line per ``keys`` of the mean of ``value`` against ``x``, with 95% intervals."""
     markers = "osv^D<>p"
     for i, (key, part) in enumerate(_lines(frame, x, value, keys)):
         d = dict(zip(keys, key))
@@ -1349,26 +1346,37 @@ def _line_figure(
     ax.set_ylabel(ylabel)
     ax.grid(True, alpha=0.3)
     ax.legend(fontsize="small", ncol=2)
+
+
+def _line_figure(frame: pd.DataFrame, value: str, ylabel: str, **kw: Any) -> Figure:
+    """A figure of :func:`_draw_lines`."""
+    fig = Figure(figsize=(7, 4.2), layout="constrained")
+    _draw_lines(fig.subplots(), frame, value, ylabel, **kw)
     return fig
+
+
+def _scheme_color(d: dict[str, Any]) -> str | None:
+    return _COLORS.get(d.get("scheme", ""))
 
 
 def _series_label(key: tuple[Any, ...]) -> str:
     return _series(key[0], key[1])
 
 
+def _tcp_label(key: tuple[Any, ...]) -> str:
+    return f"{key[0].upper()} ({'Reno' if key[1] == 'reno' else 'NewReno'})"
+
+
 def _goodput_vs_max_p(grid: pd.DataFrame, n: int, schemes: Sequence[str]) -> Figure:
     """Goodput against max_p at ``n`` flows, one line per scheme and max_th."""
-    part = _select(grid, n_flows=n, scheme=list(schemes))
-    fig = _line_figure(
-        part,
+    return _line_figure(
+        _select(grid, n_flows=n, scheme=list(schemes)),
         "goodput_mbps",
         "goodput (Mb/s)",
         x="max_p",
         keys=("scheme", "max_th"),
         label=lambda k: f"{k[0].upper()} max_th {k[1]}",
     )
-    assert fig is not None
-    return fig
 
 
 def _group_bars(frame: pd.DataFrame, measure_: str, cases: Sequence[tuple[int, float]]) -> Figure:
@@ -1405,53 +1413,66 @@ def _fig2_series(flows: pd.DataFrame) -> pd.DataFrame:
 def _figures(found: Findings, frames: Mapping[str, pd.DataFrame]) -> None:
     flows, grid, aecn = frames["flows"], frames["grid"], frames["aecn"]
     fig2 = _fig2_series(flows)
-    for key, title, value, ylabel in (
+    delay = _select(flows, cc="reno", max_p=0.5)
+    delays = pd.concat(
+        [delay.assign(group=name, delay=delay[f"{name}_delay_ms"]) for name, _ in GROUPS]
+    )
+    lines: list[tuple[str, str, pd.DataFrame, str, str, dict[str, Any]]] = [
         (
             "fig2-goodput-vs-flows",
             "Fig. 2: goodput against the number of flows (max_th 30, Reno)",
+            fig2,
             "goodput_mbps",
             "goodput (Mb/s)",
+            {"label": _series_label},
+        ),
+        (
+            "fig2-ecn-goodput-by-max-p",
+            "ECN's goodput against the number of flows for every max_p (max_th 30, Reno)",
+            _select(flows, cc="reno", scheme="ecn"),
+            "goodput_mbps",
+            "goodput (Mb/s)",
+            {"keys": ("max_p",), "label": lambda k: f"ECN {k[0]:g}"},
+        ),
+        (
+            "fig3-delay",
+            "Fig. 3: one-way delay per group (max_p 0.5, max_th 30, Reno)",
+            delays,
+            "delay",
+            "one-way delay (ms)",
+            {
+                "keys": ("scheme", "group"),
+                "label": lambda k: f"{k[0].upper()} {k[1]}",
+                "color": _scheme_color,
+            },
         ),
         (
             "fig6-jain-vs-flows",
             "Fig. 6: Jain's index of per-flow goodput against the number of flows (Reno)",
+            fig2,
             "jain",
             "Jain's fairness index",
+            {"label": _series_label},
         ),
         (
             "lockouts-vs-flows",
             "Locked-out flows (no goodput in the window) against the number of flows (Reno)",
+            fig2,
             "lockouts",
             "locked-out flows",
+            {"label": _series_label},
         ),
-    ):
-        fig = _line_figure(fig2, value, ylabel, label=_series_label)
-        assert fig is not None
-        found.figure(key, title, fig)
-    ecn = _select(flows, cc="reno", scheme="ecn")
-    fig = _line_figure(
-        ecn, "goodput_mbps", "goodput (Mb/s)", keys=("max_p",), label=lambda k: f"ECN {k[0]:g}"
-    )
-    assert fig is not None
-    found.figure(
-        "fig2-ecn-goodput-by-max-p",
-        "ECN's goodput against the number of flows for every max_p (max_th 30, Reno)",
-        fig,
-    )
-    delay = _select(flows, cc="reno", max_p=0.5)
-    long = pd.concat(
-        [delay.assign(group=name, delay=delay[f"{name}_delay_ms"]) for name, _ in GROUPS]
-    )
-    fig = _line_figure(
-        long,
-        "delay",
-        "one-way delay (ms)",
-        keys=("scheme", "group"),
-        label=lambda k: f"{k[0].upper()} {k[1]}",
-        color=lambda d: _COLORS[d["scheme"]],
-    )
-    assert fig is not None
-    found.figure("fig3-delay", "Fig. 3: one-way delay per group (max_p 0.5, max_th 30, Reno)", fig)
+        (
+            "newreno-goodput-vs-flows",
+            "Goodput with Reno and NewReno (max_p 0.5, max_th 30)",
+            _select(flows, max_p=0.5),
+            "goodput_mbps",
+            "goodput (Mb/s)",
+            {"keys": ("scheme", "cc"), "label": _tcp_label, "color": _scheme_color},
+        ),
+    ]
+    for key, title, frame, value, ylabel, kw in lines:
+        found.figure(key, title, _line_figure(frame, value, ylabel, **kw))
     for n, key in ((30, "fig4-goodput-30-flows"), (120, "fig5-goodput-120-flows")):
         found.figure(
             key,
@@ -1473,19 +1494,6 @@ def _figures(found: Findings, frames: Mapping[str, pd.DataFrame]) -> None:
         "Fig. 11: ECN and ECNM goodput against max_p, 120 flows (Reno)",
         _goodput_vs_max_p(grid, 120, ("ecn", "ecnm")),
     )
-    nr = _select(flows, max_p=0.5)
-    fig = _line_figure(
-        nr,
-        "goodput_mbps",
-        "goodput (Mb/s)",
-        keys=("scheme", "cc"),
-        label=lambda k: f"{k[0].upper()} 0.5 ({'Reno' if k[1] == 'reno' else 'NewReno'})",
-        color=lambda d: _COLORS[d["scheme"]],
-    )
-    assert fig is not None
-    found.figure(
-        "newreno-goodput-vs-flows", "Goodput with Reno and NewReno (max_p 0.5, max_th 30)", fig
-    )
     both = pd.concat([_select(flows, scheme="ecn", max_p=AECN_BASE_MAX_P), aecn])
     fig = Figure(figsize=(11, 3.8), layout="constrained")
     for ax, (value, ylabel) in zip(
@@ -1496,14 +1504,8 @@ def _figures(found: Findings, frames: Mapping[str, pd.DataFrame]) -> None:
             ("lockouts", "locked-out flows"),
         ),
     ):
-        _line_figure(
-            both,
-            value,
-            ylabel,
-            keys=("scheme", "cc"),
-            label=lambda k: f"{k[0].upper()} ({'Reno' if k[1] == 'reno' else 'NewReno'})",
-            color=lambda d: _COLORS[d["scheme"]],
-            ax=ax,
+        _draw_lines(
+            ax, both, value, ylabel, keys=("scheme", "cc"), label=_tcp_label, color=_scheme_color
         )
     found.figure("aecn-vs-ecn", f"AECN against ECN (base max_p {AECN_BASE_MAX_P}, max_th 30)", fig)
 
