@@ -473,3 +473,20 @@ def test_a_tiny_reproduction_runs_every_part_end_to_end(tmp_path, monkeypatch) -
         assert (tmp_path / "figures" / f"{key}.png").stat().st_size > 1000
     testbed = pd.read_csv(tmp_path / "tables" / "testbed.csv", index_col=0)
     assert "unfinished (all runs)" in testbed.columns
+
+
+def test_table1_relative_to_the_uncongested_run_compares_delivered_load() -> None:
+    # The uncongested run has a 1 Gb/s link: 90 Mb/s is 9% of its capacity, and a congested
+    # run delivering 88 Mb/s of 100 is 97.8% of it, not 88 / 9.
+    rows = [
+        {"seed": s, "reference": True, "load_label": "90%", "aqm_label": None,
+         "ecn_mode_label": None, "nt": 9.0, "delivered_mbps": 90.0}
+        for s in (1, 2)
+    ] + [
+        {"seed": s, "reference": False, "load_label": "90%", "aqm_label": "PI",
+         "ecn_mode_label": mode, "nt": 88.0, "delivered_mbps": 88.0}
+        for s in (1, 2) for mode in ep.ECN_MODES
+    ]  # fmt: skip
+    table = ep.table1(pd.DataFrame(rows))
+    rel = table.loc[("90%", "PI", "ECN"), "ours (% of uncongested)"]
+    assert rel == pytest.approx(100 * 88 / 90)
