@@ -423,6 +423,29 @@ def test_testbed_means_count_unfinished_exchanges() -> None:
     # The one first exchange is still waiting: no completion ever ends its survival, so the
     # restricted mean is the horizon.
     assert m["first_mean_s"] == pytest.approx(120.0)
+    assert m["first_share_pct"] == pytest.approx(10.0)
+
+
+def test_bottleneck_counters_read_the_down_bottleneck_of_the_run() -> None:
+    import duckdb
+
+    con = duckdb.connect()
+    con.execute(
+        "CREATE TABLE links AS SELECT * FROM (VALUES "
+        "('a', 'bottleneck_down', 300.0, 400.0, 3, 1, 10, 5, 2, 1, 800, 800000), "
+        "('a', 'bottleneck_down', 400.0, 500.0, 1, 0, 10, 5, 0, 0, 200, 100000), "
+        "('a', 'bottleneck_up', 300.0, 500.0, 9, 9, 90, 90, 9, 9, 900, 9), "
+        "('b', 'bottleneck_down', 300.0, 500.0, 7, 7, 70, 70, 7, 7, 700, 7)) AS t(run_id, link, "
+        "t_start_s, t_end_s, drops_synack, marks_synack, drops, marks, drops_forced, "
+        "marks_forced, arrivals_pkts, delivered_bytes)"
+    )
+    con.execute("ALTER TABLE links ADD COLUMN delivered_pkts BIGINT DEFAULT 1000")
+    c = ep._bottleneck_counters(con, "a")
+    assert (c["synack_drops"], c["synack_marks"]) == (4.0, 1.0)
+    assert c["drop_pct"] == pytest.approx(2.0) and c["mark_pct"] == pytest.approx(1.0)
+    assert c["forced_drop_pct"] == pytest.approx(0.2) and c["forced_mark_pct"] == pytest.approx(0.1)
+    assert c["arrivals_pps"] == pytest.approx(1000 / 200)
+    assert c["mean_pkt_bytes"] == pytest.approx(900000 / 2000)
 
 
 def test_model_quantities_follow_the_model() -> None:

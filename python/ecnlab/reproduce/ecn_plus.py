@@ -1283,6 +1283,26 @@ def _seed_filter(results: Results, part: str) -> str:
     return f" AND seed BETWEEN 1 AND {int(n)}" if n is not None else ""
 
 
+def _bottleneck_counters(con: Any, run_id: str) -> dict[str, float]:
+    """What the down bottleneck did to the packets of one run in its window: SYN-ACKs dropped
+    and marked (counts), drops and marks beyond max_th (``forced``) and in all (% of arriving
+    packets), arriving packets per second and their mean size (bytes)."""
+    c = con.execute(
+        "SELECT sum(drops_synack), sum(marks_synack), sum(drops), sum(marks), sum(drops_forced), "
+        "sum(marks_forced), sum(arrivals_pkts), sum(delivered_bytes) / sum(delivered_pkts), "
+        "max(t_end_s) - min(t_start_s) FROM links WHERE run_id = ? AND link = 'bottleneck_down'",
+        [run_id],
+    ).fetchone()
+    synack_drops, synack_marks, drops, marks, forced_drops, forced_marks, arrivals, size, span = c
+    return {
+        "synack_drops": float(synack_drops), "synack_marks": float(synack_marks),
+        "drop_pct": _pct(drops / arrivals), "mark_pct": _pct(marks / arrivals),
+        "forced_drop_pct": _pct(forced_drops / arrivals),
+        "forced_mark_pct": _pct(forced_marks / arrivals),
+        "arrivals_pps": arrivals / span, "mean_pkt_bytes": float(size),
+    }  # fmt: skip
+
+
 def exchange_measures(
     results: Results,
     part: str,
@@ -1326,6 +1346,7 @@ def exchange_measures(
             nt=_pct(run["delivered_bps_down"] / run["bottleneck_rate_bps"]),
             loss_pct=_pct(run["loss_rate_down"]),
             queue_pkts=run["mean_queue_pkts_down"],
+            **_bottleneck_counters(con, run["run_id"]),
         )
         groups: list[tuple[str | None, pd.DataFrame]] = [(None, ex)]
         if by_class:
@@ -1360,6 +1381,7 @@ def _response_measures(
             if len(first)
             else math.nan
         )
+        out["first_share_pct"] = _pct(len(first) / len(ex)) if len(ex) else math.nan
     return out
 
 
@@ -1574,6 +1596,7 @@ def testbed_table(tb: pd.DataFrame) -> pd.DataFrame:
             "mean_s": "mean response (s, Kaplan-Meier to 120 s)",
             "mean_lower_s": "mean, unfinished at their elapsed time (s)",
             "first_mean_s": "mean of first exchanges (s)",
+            "first_share_pct": "first exchanges (% of exchanges)",
             "f3": "within 3 s (%)",
             "served": "requests completed",
             "nt": "throughput (% of the bottleneck)",
@@ -1833,6 +1856,11 @@ def findings(results: Results, frames: Mapping[str, pd.DataFrame]) -> Findings:
 
     found.table("operating-web", "Loads of the web part (Mb/s, mean over seeds)", _loads(web))
     found.table(
+        "bottleneck-web",
+        "What the bottleneck did in the web part (mean over seeds, in the window)",
+        summarize(web, _web_groups(), BOTTLENECK_COLUMNS),
+    )
+    found.table(
         "response-times",
         "Figures 2-5: responses done within 0.5/1/2 s (%) and restricted mean (Kaplan-Meier)",
         summarize(web, _web_groups(), _RESPONSE_COLUMNS),
@@ -1855,6 +1883,15 @@ def findings(results: Results, frames: Mapping[str, pd.DataFrame]) -> Findings:
     )
     found.table("deployment", "Figure 10: incremental deployment (98% load)", deployment_table(dep))
     found.table("testbed", "Section 7 testbed: the seed's numbers and ours", testbed_table(tb))
+    found.table(
+        "bottleneck-testbed",
+        "What the bottleneck did in the testbed (mean over seeds, in the window)",
+        summarize(
+            tb,
+            [(f"RED*, {m}", {"ecn_mode_label": m}) for m in ECN_MODES],
+            BOTTLENECK_COLUMNS,
+        ),
+    )
     found.notes.append(
         "Response times are Kaplan-Meier estimates over every exchange that started in the "
         "measurement window: an exchange still unfinished at the end of the run counts as "
@@ -1869,6 +1906,22 @@ def findings(results: Results, frames: Mapping[str, pd.DataFrame]) -> Findings:
         "run of the same seed and load."
     )
     return found
+
+
+BOTTLENECK_COLUMNS = {
+    "queue_pkts": "mean queue (packets)",
+    "synack_drops": "SYN-ACKs dropped",
+    "synack_marks": "SYN-ACKs marked",
+    "drop_pct": "dropped (% of arrivals)",
+    "mark_pct": "marked (%)",
+    "forced_drop_pct": "dropped beyond max_th (%)",
+    "forced_mark_pct": "marked beyond max_th (%)",
+    "arrivals_pps": "arrivals (packets/s)",
+    "mean_pkt_bytes": "mean packet (bytes)",
+}
+"""The bottleneck's counters (``_bottleneck_counters``): the evidence for the write-up's
+explanations (REM's price against arrivals counted in packets, RED*'s region beyond max_th,
+the SYN-ACKs lost)."""
 
 
 def _loads(web: pd.DataFrame) -> pd.DataFrame:
