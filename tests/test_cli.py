@@ -129,6 +129,9 @@ def test_python_dash_m_and_ctrl_c(tmp_path: Path) -> None:
         stderr=subprocess.PIPE,
         text=True,
         env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        # A test runner started in the background (`pytest &`) has SIGINT ignored, and a child
+        # that inherits that never sees the interrupt: give the child the default disposition.
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     time.sleep(3)  # imports done, simulation under way
     assert proc.poll() is None, proc.communicate()
