@@ -18,7 +18,14 @@ from typing import Any
 import ecnlab
 import numpy as np
 import pytest
-from conftest import EXAMPLES, ROOT, assert_one_line_error, assert_tables_identical, invoke
+from conftest import (
+    EXAMPLES,
+    ROOT,
+    assert_one_line_error,
+    assert_tables_identical,
+    ecnlab_process,
+    invoke,
+)
 from ecnlab import _core, store
 from ecnlab import sweep as sweep_mod
 
@@ -178,13 +185,7 @@ def test_04_ctrl_c_interrupts_a_dense_run_promptly(tmp_path: Path) -> None:
         "[topology.bottleneck]\nrate_bps = 1e12\n"
         '[[workloads]]\nkind = "packet_source"\nrate_pps = 1e9\n'
     )
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "ecnlab", "run", str(scenario), "--out", str(out), "--quiet"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env={**os.environ, "PYTHONUNBUFFERED": "1"},
-    )
+    proc = ecnlab_process("run", str(scenario), "--out", str(out), "--quiet")
     time.sleep(4)  # imports done, simulation under way
     assert proc.poll() is None, proc.communicate()
     proc.send_signal(signal.SIGINT)
