@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import copy
 import math
+import os
+import signal
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -88,3 +92,23 @@ def assert_one_line_error(result: Result, *fragments: str) -> None:
     assert "Traceback" not in result.output
     for fragment in fragments:
         assert fragment in err, f"{fragment!r} not in {err!r}"
+
+
+def ecnlab_process(*args: str) -> subprocess.Popen[str]:
+    """``python -m ecnlab ARGS`` as a real child process that a test can interrupt with SIGINT.
+
+    A test runner started in the background (``pytest &``) has SIGINT ignored, and a child
+    inherits an ignored signal across exec: for the spawn, SIGINT gets a handler (which exec
+    resets to the default in the child), then the runner's own disposition is restored."""
+    runner = signal.getsignal(signal.SIGINT)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        return subprocess.Popen(
+            [sys.executable, "-m", "ecnlab", *args],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        )
+    finally:
+        signal.signal(signal.SIGINT, runner)

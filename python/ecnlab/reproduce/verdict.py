@@ -183,9 +183,10 @@ def _divide(x: float, y: float) -> float:
     return x / y if y != 0 else math.nan
 
 
-def _safe(f: Callable[[float], float], v: float) -> float:
+def _safe(f: Callable[[Any], float], x: Any) -> float:
+    """``f(x)``, or NaN where it is undefined (a log of a negative, a division by zero)."""
     try:
-        return float(f(v))
+        return float(f(x))
     except (ValueError, ZeroDivisionError, OverflowError):
         return math.nan
 
@@ -247,13 +248,7 @@ def combine(
         def at(v: dict[int, float], s: int) -> float:
             return v.get(s, v.get(_EVERY_SEED, math.nan))
 
-        def one(s: int) -> float:
-            try:
-                return float(f([at(v, s) for v in vals]))
-            except (ValueError, ZeroDivisionError, OverflowError):
-                return math.nan
-
-        return {s: one(s) for s in seeds}
+        return {s: _safe(f, [at(v, s) for v in vals]) for s in seeds}
 
     parts = frozenset().union(*(q.parts for q in qs))
     return Quantity(text, parts, fn)
