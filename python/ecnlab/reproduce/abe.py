@@ -55,7 +55,6 @@ __all__ = [
     "convergence_time",
     "grids",
     "group_ratio",
-    "quantile_from_hist",
 ]
 
 MBPS = 1e6
@@ -94,9 +93,10 @@ NEWRENO = {"congestion_control": "newreno", "beta": 0.5}
 CUBIC = {"congestion_control": "cubic", "beta": 0.7, "cubic_fast_convergence": False}
 
 # The grids of the full mode are the seed's (its text names every value but Figure 2's and
-# Figure 8's RTTs between the ends it gives). Quick runs the same grids but for the
-# convergence experiments, whose 960 (capacity, RTT, AQM, beta_ecn) cells it trims to 6 cells
-# of capacity and RTT, with shorter runs; and fewer seeds (SEEDS).
+# Figure 8's RTTs between the ends it gives). Quick keeps every point a claim reads and the
+# run lengths of full, except the convergence runs (150 s after the second flow instead of
+# 270 s); it trims the grids (the convergence experiments to 6 of the 48 cells of capacity
+# and RTT) and the seeds (SEEDS).
 _FULL: dict[str, Any] = {
     "fig1_betas": [0.5, 0.6, 0.7, 0.8, 0.9],
     "fig1_buffers": [round(0.05 * i, 2) for i in range(1, 26)],
@@ -115,7 +115,21 @@ _FULL: dict[str, Any] = {
 }
 _GRIDS: dict[str, dict[str, Any]] = {
     "full": _FULL,
-    "quick": {**_FULL, "conv_rates": [5, 40], "conv_rtts": [20, 80, 240], "conv_after_s": 150.0},
+    "quick": {
+        **_FULL,
+        "fig1_betas": [0.5, 0.7, 0.9],
+        "fig1_buffers": [0.1, 0.3, 0.5, 0.75, 1.0],
+        "fig2_rtts": [20, 80, 160, 240],
+        "one_flow_rtts": [100, 400],
+        "newreno_betas": [0.5, 0.8, 0.85, 0.95],
+        "cubic_betas": [0.7, 0.85, 0.95],
+        "fig8_rtts": [40, 160, 320],
+        "conv_rates": [5, 40],
+        "conv_rtts": [20, 80, 240],
+        "conv_cubic_betas": [0.7, 0.85],
+        "conv_newreno_betas": [0.5, 0.75, 0.85],
+        "conv_after_s": 150.0,
+    },
 }
 
 _ONE_FLOW_PARTS = ("fig2-rtt", "fig3-cwnd", "fig4-7-newreno", "fig4-7-cubic", "fig8-newreno-20m")
@@ -604,14 +618,20 @@ CLAIMS: tuple[V.ClaimSpec, ...] = (
         paper=5.0,
         tests={
             f"{rtt} ms, beta_ecn {beta:g}": V.Test(
-                _m(NR, "p50_ms", aqm="CoDel", rtt_ms=rtt, beta_ecn=beta), band(5.0, MS_FLOOR)
+                _m(NR, "p50_ms", aqm="CoDel", rtt_ms=rtt, beta_ecn=beta), V.between(2.5, 10.0)
             )
             for rtt in (100, 400)
             for beta in (0.5, 0.95)
         },
         justification="Median sojourn (ms) at the extremes of the beta_ecn grid and of the "
-        "RTTs; 'close to' its 5 ms target: within a third of it.",
+        "RTTs. The paper's own figures put the median at 0.95 3 ms above that at 0.5, so "
+        "'close to' 5 ms covers at least 5-8 ms: read as within a factor of two of the target, "
+        "2.5-10 ms.",
         figure="fig5",
+        changed="First written as 5 ms +-1/3 (3.3-6.7 ms), which the paper's own +3 ms at "
+        "beta_ecn 0.95 contradicts; the synthetic test of the paper's figures caught it. "
+        "Changed after a two-seed smoke run of the new code had shown medians of 1.2-3.2 ms, "
+        "which are outside both bands at 100 ms (the change does not move them inside).",
     ),
     V.ClaimSpec(
         id="fig6-cubic-less",
@@ -1141,8 +1161,9 @@ def _with_labels(frame: pd.DataFrame, **labels: str) -> pd.DataFrame:
 
 
 def _delay_quantiles(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
-    """Median and 90th percentile sojourn (ms) of each run's down bottleneck queue, with the
-    convention of :func:`quantile_from_hist` (the upper edge of the bin that reaches q)."""
+    """Median and 90th percentile sojourn (ms) of each run's down bottleneck queue: the upper
+    edge of the first bin where the cumulative share of packets reaches q (the convention of
+    ``analysis.queueing_delay_cdf``)."""
     return con.execute(
         """
         WITH c AS (
@@ -1255,16 +1276,6 @@ _PART_MEASURES: dict[str, Callable[[Any, pd.DataFrame, int], pd.DataFrame]] = {
 
 
 # ----- pure helpers (tested in tests/test_reproduce_abe.py) -----------------------------------
-
-
-def quantile_from_hist(sojourn: pd.DataFrame, q: float) -> float:
-    """The ``q`` quantile (ms) of a sojourn histogram: the upper edge of the bin where the
-    cumulative fraction first reaches ``q`` (the convention of ``analysis.queueing_delay_cdf``)."""
-    curve = analysis.queueing_delay_cdf(sojourn)
-    if curve.empty:
-        return math.nan
-    hit = curve[curve["p"] >= q - 1e-12]
-    return float(hit["delay_ms"].iloc[0])
 
 
 def convergence_time(samples: pd.DataFrame, start_s: float, threshold: float = THETA) -> float:
@@ -1457,9 +1468,11 @@ def _checks(part: str, runs: pd.DataFrame) -> list[dict[str, Any]]:
             0,
         ),
     ]
-    if runs["aqm"].notna().all():
+    if runs["aqm"].notna().all() and runs["flows_named"].iloc[0] <= 2:
         # Where an AQM keeps the queue short, the smallest smoothed RTT is the path RTT plus
         # at most the AQM's target, two packet times (an ACK covers two segments) and slack.
+        # (Not with the mix's 20 flows: over a BDP of 17 packets at 20 ms they keep a
+        # standing queue whatever the AQM; there the path RTT check stands alone.)
         target = runs["aqm"].map(AQM_TARGET_MS)
         packet_ms = PACKET_BITS / (runs["rate_named_mbps"] * MBPS) * 1000
         high = runs["rtt_named_ms"] + target + 2 * packet_ms + SRTT_SLACK_MS
@@ -1520,15 +1533,6 @@ def _check(what: str, target: float, measured: float, tolerance: float) -> dict[
 
 
 # ----- figures and tables -----------------------------------------------------------------------
-
-
-def _mean_sd(frame: pd.DataFrame, keys: Sequence[str], value: str) -> pd.DataFrame:
-    """Mean, standard deviation and number of seeds of ``value`` per ``keys``."""
-    return (
-        frame.groupby(list(keys))[value]
-        .agg(["mean", "std", "count"])
-        .rename(columns={"count": "seeds"})
-    )
 
 
 def gains(frame: pd.DataFrame, keys: Sequence[str], base: float) -> pd.DataFrame:
