@@ -95,7 +95,7 @@ CUBIC = {"congestion_control": "cubic", "beta": 0.7, "cubic_fast_convergence": F
 # The grids of the full mode are the seed's (its text names every value but Figure 2's and
 # Figure 8's RTTs between the ends it gives). Quick keeps every point a claim reads and the
 # run lengths of full, except the convergence runs (150 s after the second flow instead of
-# 270 s); it trims the grids (the convergence experiments to 6 of the 48 cells of capacity
+# 270 s, or 900 s where the BDP exceeds the buffer); it trims the grids (the convergence experiments to 6 of the 48 cells of capacity
 # and RTT) and the seeds (SEEDS).
 _FULL: dict[str, Any] = {
     "fig1_betas": [0.5, 0.6, 0.7, 0.8, 0.9],
@@ -110,6 +110,7 @@ _FULL: dict[str, Any] = {
     "conv_cubic_betas": [0.7, 0.8, 0.85, 0.9],
     "conv_newreno_betas": [0.5, 0.6, 0.7, 0.75, 0.8, 0.85],
     "conv_after_s": 270.0,
+    "conv_long_after_s": 900.0,
     "mix_rtts": [20, 80, 160, 320],
     "mix_betas": [0.7, 0.75, 0.8, 0.85, 0.9],
 }
@@ -129,6 +130,7 @@ _GRIDS: dict[str, dict[str, Any]] = {
         "conv_cubic_betas": [0.7, 0.85],
         "conv_newreno_betas": [0.5, 0.75, 0.85],
         "conv_after_s": 150.0,
+        "conv_long_after_s": 150.0,
     },
 }
 
@@ -1024,7 +1026,6 @@ class AbeStudy(Study):
         name: str, cc: dict[str, Any], betas: Sequence[float], g: dict[str, Any]
     ) -> dict[str, Any]:
         base = _one_flow(10e6, CODEL, _tcp(cc, ecn=True, abe=True), 60.0)
-        base["duration_s"] = SECOND_FLOW_S + g["conv_after_s"]
         base["topology"].update({"clients": 2, "servers": 2})
         base["workloads"] = [_bulk(), _bulk(start_s=SECOND_FLOW_S, host_offset=1)]
         base["metrics"]["flow_sample_ms"] = 100.0
@@ -1041,7 +1042,13 @@ class AbeStudy(Study):
                 _rtt_axis(g["conv_rtts"]),
                 _beta_ecn_axis(betas),
             ],
-            "derived": {**_RTT, "topology.bottleneck.rate_bps": "rate * 1000000.0"},
+            "derived": {
+                **_RTT,
+                "topology.bottleneck.rate_bps": "rate * 1000000.0",
+                # Where the BDP exceeds the 1000-packet buffer, convergence takes minutes.
+                "duration_s": f"{SECOND_FLOW_S} + ({g['conv_long_after_s']} if rate * rtt * "
+                f"1000 / {PACKET_BITS} > {LIMIT_PKTS} else {g['conv_after_s']})",
+            },
         }
 
     @staticmethod
@@ -1188,7 +1195,7 @@ def _fig1_measures(con: Any, frame: pd.DataFrame, n: int) -> pd.DataFrame:
     out["model"] = [
         buffer_sizing.utilization(p, bdp, b) for p, b in zip(out["limit_pkts"], out["beta"])
     ]
-    return out
+    return out.merge(_in_ca_share(con), on="run_id", how="left")
 
 
 def _fig2_measures(con: Any, frame: pd.DataFrame, n: int) -> pd.DataFrame:
@@ -1244,13 +1251,10 @@ def _conv_measures(con: Any, frame: pd.DataFrame, n: int, part: str) -> pd.DataF
     return convergence_pairs(out, _CONV_BASE_BETA[part])
 
 
-def _mix_measures(con: Any, frame: pd.DataFrame, n: int) -> pd.DataFrame:
-    out = _with_labels(frame, aqm="aqm_label", rtt_ms="rtt", beta_ecn="beta_ecn")
-    flows = con.execute("SELECT run_id, workload, goodput_bytes FROM flows").df()
-    ratio = {rid: group_ratio(g) for rid, g in flows.groupby("run_id", sort=False)}
-    out["ratio"] = out["run_id"].map(ratio)
-    # Slow start over by the end of the warm-up: a finite ssthresh at the first sample.
-    in_ca = con.execute(
+def _in_ca_share(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
+    """Per run, the share of flows out of slow start at the end of the warm-up: a finite
+    ssthresh at their first sample (samples start when the warm-up ends)."""
+    return con.execute(
         """
         WITH first AS (
             SELECT run_id, flow, arg_min(ssthresh_bytes, t_s) AS ssthresh FROM flow_samples
@@ -1259,7 +1263,14 @@ def _mix_measures(con: Any, frame: pd.DataFrame, n: int) -> pd.DataFrame:
         FROM first GROUP BY run_id
         """
     ).df()
-    return out.merge(in_ca, on="run_id", how="left")
+
+
+def _mix_measures(con: Any, frame: pd.DataFrame, n: int) -> pd.DataFrame:
+    out = _with_labels(frame, aqm="aqm_label", rtt_ms="rtt", beta_ecn="beta_ecn")
+    flows = con.execute("SELECT run_id, workload, goodput_bytes FROM flows").df()
+    ratio = {rid: group_ratio(g) for rid, g in flows.groupby("run_id", sort=False)}
+    out["ratio"] = out["run_id"].map(ratio)
+    return out.merge(_in_ca_share(con), on="run_id", how="left")
 
 
 _PART_MEASURES: dict[str, Callable[[Any, pd.DataFrame, int], pd.DataFrame]] = {
@@ -1468,7 +1479,20 @@ def _checks(part: str, runs: pd.DataFrame) -> list[dict[str, Any]]:
             0,
         ),
     ]
-    if runs["aqm"].notna().all() and runs["flows_named"].iloc[0] <= 2:
+    if runs["aqm"].isna().all():
+        full = runs[runs["overflow_drops"] > 0]
+        out.append(
+            _check(
+                f"{part}: longest queue found vs the DropTail limit in runs that overflowed "
+                f"({len(full)} of {n}; largest difference, packets)",
+                0.0,
+                float((full["max_queue_pkts"] - full["buffer_pkts"]).abs().max())
+                if len(full)
+                else math.nan,
+                2.0,
+            )
+        )
+    elif runs["flows_named"].iloc[0] <= 2:
         # Where an AQM keeps the queue short, the smallest smoothed RTT is the path RTT plus
         # at most the AQM's target, two packet times (an ACK covers two segments) and slack.
         # (Not with the mix's 20 flows: over a BDP of 17 packets at 20 ms they keep a
@@ -1484,19 +1508,6 @@ def _checks(part: str, runs: pd.DataFrame) -> list[dict[str, Any]]:
                 0,
                 int(outside.fillna(True).sum()),
                 0,
-            )
-        )
-    else:
-        full = runs[runs["overflow_drops"] > 0]
-        out.append(
-            _check(
-                f"{part}: longest queue found vs the DropTail limit in runs that overflowed "
-                f"({len(full)} of {n}; largest difference, packets)",
-                0.0,
-                float((full["max_queue_pkts"] - full["buffer_pkts"]).abs().max())
-                if len(full)
-                else math.nan,
-                2.0,
             )
         )
     if "censored" in runs:
