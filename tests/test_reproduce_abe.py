@@ -548,3 +548,13 @@ def test_delay_quantiles_are_the_upper_edge_of_the_bin_that_reaches_q() -> None:
 def test_group_ratio_is_per_flow_means() -> None:
     flows = pd.DataFrame({"workload": [0, 0, 1, 1, 1], "goodput_bytes": [4, 2, 1, 1, 1]})
     assert abe.group_ratio(flows) == 3.0
+
+
+def test_the_mix_checks_its_path_and_warm_up_not_a_queue_it_cannot_drain() -> None:
+    frame = _op_frame(base_rtt_ms=[140.0, 150.0], flows_active=[20, 20])[abe.NR]
+    frame["in_ca_share"] = [1.0, 1.0]
+    op = abe.operating_point({"fig11-12-mix": frame})
+    assert op.ok, op.checks
+    assert not any("smoothed RTT" in c["check"] or "DropTail" in c["check"] for c in op.checks)
+    frame["in_ca_share"] = [1.0, 0.95]
+    assert not abe.operating_point({"fig11-12-mix": frame}).ok
