@@ -91,19 +91,22 @@ proc ecnlab_window {rwnd_bytes mss} {
 
 # --- connections ------------------------------------------------------------------------------
 
-# Agents are reused: creating an ns-2 agent is slow (every bound variable is initialized
-# through Tcl), and a run opens many connections. A closed connection's agents are detached and
-# kept with their applications, by class and ECN setting, and the next connection that needs
-# one reconfigures it with its TCP settings (the profile procs take an agent to configure) and
-# resets it. FullTcp's reset() keeps two pieces of ECN state (recent_ce_, cong_action_, not
-# bound to Tcl): an agent that last received CE-marked data may still echo ECE. So an agent
-# changes sides on reuse: a former client end, which received the responses, becomes a server
-# end, where a stale echo only slows the requests; a former server end becomes a client end.
-# After both ends of a connection have closed no packet of it is left in the network.
+# Agents are reused where that is safe: creating an ns-2 agent is slow (every bound variable
+# is initialized through Tcl), and a run opens many connections. A closed connection's listener
+# (the server of an exchange) is detached and kept with its application, by class, ECN setting
+# and role, and the next connection that needs one reconfigures it with its TCP settings (the
+# profile procs take an agent to configure) and resets it. Two things keep an agent from
+# changing roles or serving as an ECN-capable opener again: a listener sends PT_ACK packets for
+# ever (FullTcp's listen() sets type_, which nothing resets, and DelayBox finds a connection's
+# SYN by the PT_TCP type), and FullTcp's reset() keeps recent_ce_ and cong_action_ (not bound to
+# Tcl), so an opener that last received CE-marked data would echo ECE on its next connection's
+# handshake ACK. Openers of ECN-capable connections are therefore new agents; a listener's stale
+# echo could only slow its client's requests. After both ends of a connection have closed no
+# packet of it is left in the network.
 
-proc ecnlab_agent {make side node} {
+proc ecnlab_agent {make role node} {
 	global ns ecnlab_pool ecnlab_key
-	set key $ecnlab_key($make),[expr {$side == "c" ? "s" : "c"}]
+	set key $ecnlab_key($make),$role
 	if {[info exists ecnlab_pool($key)] && [llength $ecnlab_pool($key)] > 0} {
 		set pair [lindex $ecnlab_pool($key) end]
 		set ecnlab_pool($key) [lreplace $ecnlab_pool($key) end end]
@@ -123,24 +126,29 @@ proc ecnlab_agent {make side node} {
 	return [list $a $app]
 }
 
-proc ecnlab_release {make side node agent app} {
+proc ecnlab_release {make role node agent app} {
 	global ns ecnlab_pool ecnlab_key
 	$app set cid 0
 	$ns detach-agent $node $agent
-	lappend ecnlab_pool($ecnlab_key($make),$side) [list $agent $app]
+	if {$role == "listener" || [string match *,0 $ecnlab_key($make)]} {
+		lappend ecnlab_pool($ecnlab_key($make),$role) [list $agent $app]
+	} else {
+		delete $app
+		delete $agent
+	}
 }
 
 # The fields of a connection's record in the global array C (C($cid,field)).
 set ecnlab_fields {wl kind client server cnode snode make_c make_s ct st app_c app_s window
 	start done_c done_s got_c got_s good_c good_s nex exchanges cnt_c cnt_s on_done cur scur
-	req_end resp_end ex_start}
+	req_end resp_end ex_start role_c role_s}
 
 # Sets up connection $cid. make_c, make_s: commands returning a configured FullTcp agent for
 # the client and the server end.
-proc ecnlab_connection {cid wl kind client server cnode snode make_c make_s window} {
+proc ecnlab_connection {cid wl kind client server cnode snode make_c make_s window role_c role_s} {
 	global ns C ecnlab_open_conns
-	foreach {ct app_c} [ecnlab_agent $make_c c $cnode] {}
-	foreach {st app_s} [ecnlab_agent $make_s s $snode] {}
+	foreach {ct app_c} [ecnlab_agent $make_c $role_c $cnode] {}
+	foreach {st app_s} [ecnlab_agent $make_s $role_s $snode] {}
 	foreach a [list $ct $st] {
 		$a set fid_ $cid
 		$a set window_ $window
@@ -157,7 +165,8 @@ proc ecnlab_connection {cid wl kind client server cnode snode make_c make_s wind
 		$cid,start [$ns now] $cid,done_c 0 $cid,done_s 0 $cid,got_c 0 $cid,got_s 0 \
 		$cid,good_c 0 $cid,good_s 0 $cid,nex 0 $cid,exchanges {} \
 		$cid,cnt_c {0 0 0 0 0} $cid,cnt_s {0 0 0 0 0} $cid,on_done {} $cid,cur 0 \
-		$cid,scur 0 $cid,req_end 0 $cid,resp_end 0 $cid,ex_start NaN]
+		$cid,scur 0 $cid,req_end 0 $cid,resp_end 0 $cid,ex_start NaN \
+		$cid,role_c $role_c $cid,role_s $role_s]
 	set ecnlab_open_conns($cid) 1
 }
 
@@ -166,7 +175,13 @@ proc ecnlab_connection {cid wl kind client server cnode snode make_c make_s wind
 # sending end must be the active opener, as in ns-2's own scripts).
 proc ecnlab_bulk {cid wl client server cnode snode make_c make_s window dir bytes} {
 	global C
-	ecnlab_connection $cid $wl bulk $client $server $cnode $snode $make_c $make_s $window
+	if {$dir == "down"} {
+		set roles {listener opener}
+	} else {
+		set roles {opener listener}
+	}
+	ecnlab_connection $cid $wl bulk $client $server $cnode $snode $make_c $make_s $window \
+		{*}$roles
 	if {$dir == "down"} {
 		set sender $C($cid,st)
 		set receiver $C($cid,ct)
@@ -187,7 +202,8 @@ proc ecnlab_bulk {cid wl client server cnode snode make_c make_s window dir byte
 # last response has arrived (the web model's object completion), or "".
 proc ecnlab_exchanges {cid wl client server cnode snode make_c make_s window exchanges on_done} {
 	global C
-	ecnlab_connection $cid $wl exchanges $client $server $cnode $snode $make_c $make_s $window
+	ecnlab_connection $cid $wl exchanges $client $server $cnode $snode $make_c $make_s $window \
+		opener listener
 	set C($cid,exchanges) $exchanges
 	set C($cid,on_done) $on_done
 	set C($cid,cur) 0
@@ -282,8 +298,8 @@ proc ecnlab_close {cid end completed} {
 		$C($cid,start) $end $completed $C($cid,window) $C($cid,cnt_c) $C($cid,cnt_s) \
 		$C($cid,got_c) $C($cid,got_s) $C($cid,good_c) $C($cid,good_s) $C($cid,nex)]
 	if {$completed} {
-		ecnlab_release $C($cid,make_c) c $C($cid,cnode) $C($cid,ct) $C($cid,app_c)
-		ecnlab_release $C($cid,make_s) s $C($cid,snode) $C($cid,st) $C($cid,app_s)
+		ecnlab_release $C($cid,make_c) $C($cid,role_c) $C($cid,cnode) $C($cid,ct) $C($cid,app_c)
+		ecnlab_release $C($cid,make_s) $C($cid,role_s) $C($cid,snode) $C($cid,st) $C($cid,app_s)
 		unset ecnlab_open_conns($cid)
 		foreach f $ecnlab_fields {
 			unset C($cid,$f)
@@ -305,4 +321,42 @@ proc ecnlab_finish {} {
 	}
 	close $ecnlab_flows
 	close $ecnlab_exchanges
+}
+
+# tclcl looks up the class default of every bound variable of a new agent by trying
+# "$class set var" up the class hierarchy under catch (SplitObject init-instvar), which makes
+# an agent cost milliseconds. The same lookup, remembering which class holds each default (the
+# value itself is still read at every creation): installed after the script's last class
+# default, so the answer cannot change.
+proc ecnlab_fast_instvars {} {
+	SplitObject instproc init-instvar var {
+		global ecnlab_owner
+		set key [$self info class],$var
+		if {![info exists ecnlab_owner($key)]} {
+			set owner ""
+			set cl [$self info class]
+			while {$cl != "" && $cl != "SplitObject" && $owner == ""} {
+				foreach c $cl {
+					if {![catch {$c set $var}]} {
+						set owner $c
+						break
+					}
+				}
+				set parents ""
+				foreach c $cl {
+					if {$cl != "SplitObject" && $cl != "Object"} {
+						set parents "$parents [$c info superclass]"
+					}
+				}
+				set cl $parents
+			}
+			set ecnlab_owner($key) $owner
+		}
+		set owner $ecnlab_owner($key)
+		if {$owner == ""} {
+			$self warn-instvar [$self info class]::$var
+			return
+		}
+		$self set $var [$owner set $var]
+	}
 }

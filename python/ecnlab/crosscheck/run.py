@@ -30,7 +30,7 @@ __all__ = ["Crosscheck", "Ns2Error", "Ns2NotFound", "crosscheck_ns2", "find_ns",
 
 SCRIPT = "scenario.tcl"
 NS2_TABLES = ("exchanges", "flows", "links", "queue_counts", "queue_samples", "aqm_samples")
-_STDERR_TAIL = 2000
+_STDERR_LINES = 12
 
 
 class Ns2NotFound(RuntimeError):
@@ -99,9 +99,11 @@ def run_ns2(script: str, folder: Path, ns: str | None = None) -> float:
     # ns-2 exits 0 after some Tcl errors raised inside event handlers: look for them too.
     failed = proc.returncode != 0 or "invoked from within" in proc.stderr
     if failed:
-        tail = (proc.stderr or proc.stdout).strip()[-_STDERR_TAIL:]
+        # Tcl's error message comes first, then the stack of commands that invoked it.
+        head = "\n".join((proc.stderr or proc.stdout).strip().splitlines()[:_STDERR_LINES])
         raise Ns2Error(
-            f"ns failed on {path} (exit status {proc.returncode}): {tail or 'no output'}"
+            f"ns failed on {path} (exit status {proc.returncode}; its output is in "
+            f"{folder}/ns.stderr): {head or 'no output'}"
         )
     return wall
 

@@ -53,6 +53,7 @@ _LEAF_RATE_BPS = 1e12
 # ns-2.35 names of the FullTcp variants ecnlab can express.
 _TCP_CLASS = {"newreno": "Agent/TCP/FullTcp/Newreno", "reno": "Agent/TCP/FullTcp"}
 _PACKMIME_TCP = {"newreno": "Newreno", "reno": "Reno"}
+_PACKMIME_MAX_NODES = 10
 
 # The only kinds of queue ns-2.35 has among ecnlab's.
 _AQM_NS2 = {"droptail": "DropTail", "red": "RED", "ared": "RED", "rem": "REM", "pi": "PI"}
@@ -613,6 +614,7 @@ def translate(
         "\texit 0",
         "}",
         f"$ns at {_num(duration)} ecnlab_end",
+        "ecnlab_fast_instvars",
         "$ns run",
     )
     if any(w["kind"] == "bulk" for w in scenario["workloads"]):
@@ -1152,10 +1154,17 @@ def _web(
         "\tincr k",
         "}",
         f"{pool} set-interPageOption 1 ;# the gap runs from the end of a page",
+        "# WebTraf allocates a TCP agent and a sink per object before calling launch-req; the",
+        "# replacement does not use them, so the allocation hands out one unused pair",
+        "set ecnlab_unused_tcp [new Agent/TCP]",
+        "set ecnlab_unused_sink [new Agent/TCPSink]",
+        "PagePool/WebTraf instproc alloc-tcp {} { global ecnlab_unused_tcp; return $ecnlab_unused_tcp }",
+        "PagePool/WebTraf instproc alloc-tcp-sink {} {",
+        "\tglobal ecnlab_unused_sink",
+        "\treturn $ecnlab_unused_sink",
+        "}",
         "PagePool/WebTraf instproc launch-req {id pid clnt svr ctcp csnk size} {",
         "\tglobal ns ecnlab_next_cid client_index server_index " + u,
-        "\tdelete $ctcp",
-        "\tdelete $csnk",
         "\tset c $client_index([$clnt id])",
         "\tset s $server_index([$svr id])",
         f"\tset window [ecnlab_window [ecnlab_bytes [{_sampler(w['rwnd_bytes'], u)}]] {mss}]",
@@ -1194,7 +1203,13 @@ def _packmime(
     s.add(f"set pm{i} [new PackMimeHTTP]")
     pm = f"$pm{i}"
     s.add(f"{pm} set-TCP {_PACKMIME_TCP[params['congestion_control']]}")
-    pairs = max(topo["clients"], topo["servers"])
+    # packmime_HTTP.h: MAX_NODES 10 client and server nodes
+    pairs = min(_PACKMIME_MAX_NODES, max(topo["clients"], topo["servers"]))
+    if max(topo["clients"], topo["servers"]) > _PACKMIME_MAX_NODES:
+        notes.append(
+            f"PackMime takes at most {_PACKMIME_MAX_NODES} client and server nodes: its "
+            f"connections use the first {pairs} pairs of hosts"
+        )
     s.add(
         f"for {{set k 0}} {{$k < {pairs}}} {{incr k}} {{",
         f"\t{pm} set-client $cnode([expr {{$k % {topo['clients']}}}])",
