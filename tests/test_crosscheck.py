@@ -86,8 +86,10 @@ def scenario(*overrides: str) -> dict[str, Any]:
         (["tcp.clients.ecn_fraction=0.5"], "tcp.clients.ecn_fraction = 0.5"),
         (
             ['workloads.1.rtt_ms={ dist = "bounded_pareto", low = 20, high = 200, shape = 1.1 }'],
-            'workloads.1.rtt_ms = { dist = "bounded_pareto", low = 20.0, high = 200.0, '
-            "shape = 1.1 }: DelayBox",
+            (
+                'workloads.1.rtt_ms = { dist = "bounded_pareto", low = 20.0, high = 200.0, '
+                "shape = 1.1 }: DelayBox"
+            ),
         ),
         (["tcp.header_bytes=52"], "tcp.header_bytes = 52: ns-2's DelayBox"),
     ],

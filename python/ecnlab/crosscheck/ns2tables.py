@@ -351,6 +351,8 @@ def _per_flow_trace(trace: pd.DataFrame) -> pd.DataFrame:
     out["synack_sent"] = arr[arr["kind"] == synack].groupby("fid").size()
     out["synack_drops"] = drops[drops["kind"] == synack].groupby("fid").size()
     out["synack_ce"] = deq[(deq["kind"] == synack) & deq["ce"]].groupby("fid").size()
+    retx = arr[arr["kind"] == _KINDS.index("retx")]
+    out["retx_bytes"] = retx.groupby("fid")["payload"].sum()
     syn_t = arr[arr["kind"] == syn].groupby("fid")["t"]
     sa_t = arr[arr["kind"] == synack].groupby("fid")["t"]
     out["syn_wait"] = syn_t.max() - syn_t.min()
@@ -442,7 +444,9 @@ def read_tables(
                 "rwnd_bytes": int(f.window) * int(sp["mss_bytes"]),
                 "ecn": bool(cp["ecn"] and sp["ecn"]),
                 "bytes_sent": int(f.c_sent) + int(f.s_sent),
-                "retx_bytes": int(f.c_retx) + int(f.s_retx),
+                # FullTcp's nrexmitbytes_ also counts new data sent during fast recovery
+                # (every segment sent with reason DUPACK): count what the queue saw again
+                "retx_bytes": int(flow_value(fid, "retx_bytes")),
                 "goodput_bytes": int(f.c_goodput) + int(f.s_goodput),
                 "throughput_bytes": None,
                 "retx_received_bytes": None,
@@ -456,8 +460,8 @@ def read_tables(
                 "synack_drops": int(flow_value(fid, "synack_drops")),
                 "ce_received": int(flow_value(fid, "ce_received")),
                 "ecn_reductions": ecn_red,
-                # ncwndcuts_ counts every reduction: fast retransmits, ECN responses, timeouts
-                "loss_reductions": max(0, int(f.c_cuts) + int(f.s_cuts) - ecn_red - rtos),
+                # not measured: ncwndcuts_ counts every slowdown, idle restarts too
+                "loss_reductions": None,
                 "exchanges": int(f.exchanges),
             }
         )
