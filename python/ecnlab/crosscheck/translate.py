@@ -919,12 +919,19 @@ def _network(s: _Script, scenario: Mapping[str, Any], notes: list[str]) -> dict[
             f"{_AQM_NS2[queue['aqm']['kind']]}"
         )
         _queue(s, a, z, queue, rate, notes)
+    for queue in (down, up):
+        kind = queue["aqm"]["kind"]
+        if kind in ("red", "ared") and queue["aqm"].get("min_queue_pkts", 0) != 2:
+            notes.append(
+                "ns-2.35's RED never signals while the queue holds at most one packet "
+                "(min_queue_pkts = 2 in ecnlab; this scenario has "
+                f"{queue['aqm'].get('min_queue_pkts', 0)})"
+            )
     for kind in {down["aqm"]["kind"], up["aqm"]["kind"]}:
         if kind in ("red", "ared"):
             notes.append(
-                "ns-2.35's RED never signals while the queue holds at most one packet and "
-                "lets the first arrival after avg crosses min_th pass (its 'old' flag); "
-                "ecnlab models neither"
+                "ns-2.35's RED lets the first arrival after avg crosses min_th (or after the "
+                "queue held one packet) pass (its 'old' flag); ecnlab does not"
             )
         if kind == "ared":
             notes.append(
