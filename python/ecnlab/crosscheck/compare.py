@@ -83,6 +83,8 @@ def _link_measures(links: pa.Table, out: dict[str, float]) -> None:
         out[f"mark_rate_{direction}"] = (
             float(rows["marks"].sum() / arrivals) if arrivals else math.nan
         )
+        signals = drops + rows["marks"].sum()
+        out[f"signal_rate_{direction}"] = float(signals / arrivals) if arrivals else math.nan
         out[f"arrivals_{direction}"] = float(arrivals)
         out[f"drops_{direction}"] = float(rows["drops"].sum())
         out[f"marks_{direction}"] = float(rows["marks"].sum())
@@ -113,7 +115,8 @@ def measures(tables: Mapping[str, pa.Table], scenario: Mapping[str, Any]) -> dic
     _link_measures(tables["links"], out)
 
     flows = tables["flows"].to_pandas()
-    out["goodput_mbps"] = float(flows["goodput_bytes"].sum() * 8 / window / 1e6)
+    if not flows["goodput_bytes"].isna().any():
+        out["goodput_mbps"] = float(flows["goodput_bytes"].sum() * 8 / window / 1e6)
     bulk = flows[flows["kind"] == "bulk"]
     if len(bulk) >= 2:
         out["jain_bulk"] = jain(bulk["goodput_bytes"])
@@ -140,6 +143,8 @@ def measures(tables: Mapping[str, pa.Table], scenario: Mapping[str, Any]) -> dic
             waited = (first["syn_retx"] > 0) | (first["synack_retx"] > 0)
             out["handshake_retx_share"] = float(waited.mean())
             out["synack_drop_share"] = float((first["synack_drops"] > 0).mean())
+            if waited.any():
+                out["handshake_wait_mean_s"] = float(first.loc[waited, "handshake_wait_s"].mean())
         out["response_mbps"] = float(done["response_bytes"].sum() * 8 / window / 1e6)
 
     aqm = tables["aqm_samples"].to_pandas()

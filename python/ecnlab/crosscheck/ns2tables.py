@@ -360,6 +360,14 @@ def _per_flow_trace(trace: pd.DataFrame) -> pd.DataFrame:
     return out.fillna(0)
 
 
+def _sum_or_none(a: Any, b: Any) -> int | None:
+    """Bytes counted by both ends' applications; None where ns-2 does not report them
+    (PackMime's own applications)."""
+    if math.isnan(float(a)) or math.isnan(float(b)):
+        return None
+    return int(a) + int(b)
+
+
 def _delays(path: Path) -> dict[int, float]:
     """DelayBox's per-connection one-way delays (ms), by flow id."""
     out: dict[int, float] = {}
@@ -447,10 +455,10 @@ def read_tables(
                 # FullTcp's nrexmitbytes_ also counts new data sent during fast recovery
                 # (every segment sent with reason DUPACK): count what the queue saw again
                 "retx_bytes": int(flow_value(fid, "retx_bytes")),
-                "goodput_bytes": int(f.c_goodput) + int(f.s_goodput),
+                "goodput_bytes": _sum_or_none(f.c_goodput, f.s_goodput),
                 "throughput_bytes": None,
                 "retx_received_bytes": None,
-                "delivered_bytes": int(f.c_delivered) + int(f.s_delivered),
+                "delivered_bytes": _sum_or_none(f.c_delivered, f.s_delivered),
                 "drops": int(flow_value(fid, "drops")),
                 "marks": int(flow_value(fid, "marks")),
                 # FullTcp counts every timer expiry in nrexmit_, the handshake's too
@@ -600,10 +608,10 @@ def _packmime_flows(
                     "s_rtos": counters[7],
                     "s_ecn": counters[8],
                     "s_cuts": counters[9],
-                    "c_delivered": 0,
-                    "s_delivered": 0,
-                    "c_goodput": 0,
-                    "s_goodput": 0,
+                    "c_delivered": math.nan,
+                    "s_delivered": math.nan,
+                    "c_goodput": math.nan,
+                    "s_goodput": math.nan,
                     "exchanges": 0,
                 }
             )

@@ -82,6 +82,9 @@ class Untranslatable(ValueError):
         self.reason = reason
         super().__init__(f"{path} = {_show(value)}: {reason}")
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (type(self), (self.path, self.value, self.reason))
+
 
 def _show(value: Any) -> str:
     if isinstance(value, str):
@@ -636,68 +639,74 @@ def translate(
     )
 
 
-def _tcp_defaults(s: _Script, notes: list[str]) -> None:
-    s.section("TCP: ns-2.35 class defaults this translation relies on, written out")
-    t = "Agent/TCP"
-    s.var(t, "syn_", "true", "FullTcp always models the SYN exchange")
-    s.var(t, "delay_growth_", "true")
-    s.var(t, "windowInitOption_", "1", "initial window: windowInit_ segments")
-    s.var(t, "windowOption_", "1", "congestion avoidance: cwnd += 1/cwnd per ACK")
-    s.var(t, "increase_num_", "1.0")
-    s.var(t, "decrease_num_", "0.5")
-    s.var(t, "maxcwnd_", "0", "no cap but window_")
-    s.var(t, "max_ssthresh_", "0")
-    s.var(t, "maxburst_", "0")
-    s.var(t, "overhead_", "0")
-    s.var(t, "timestamps_", "false")
-    s.var(t, "ts_resetRTO_", "false")
-    s.var(t, "rfc2988_", "true", "min RTO applied before the backoff")
-    s.var(t, "timerfix_", "true")
-    s.var(t, "srtt_init_", "0")
-    s.var(t, "rttvar_init_", "12")
-    s.var(t, "rttvar_exp_", "2", "RTO = srtt + 4 rttvar")
-    s.var(t, "T_SRTT_BITS", "3")
-    s.var(t, "T_RTTVAR_BITS", "2")
-    s.var(
-        t,
-        "tcpTick_",
-        "0.001",
-        "ns-2.35: 0.01; ecnlab's RTT clock granularity is 1 ms",
-    )
-    s.var(t, "bugFix_", "true")
-    s.var(t, "slow_start_restart_", "true")
-    s.var(t, "restart_bugfix_", "true")
-    s.var(t, "precisionReduce_", "true")
-    s.var(t, "SetCWRonRetransmit_", "true")
-    s.var(t, "old_ecn_", "0")
-    s.var(t, "frto_enabled_", "0")
-    s.var(t, "QOption_", "0")
-    s.var(t, "control_increase_", "0")
-    s.var(t, "useHeaders_", "true")
-    f = "Agent/TCP/FullTcp"
-    s.var(f, "spa_thresh_", "0")
-    s.var(f, "tcprexmtthresh_", "3", "three duplicate ACKs")
-    s.var(f, "iss_", "0")
-    s.var(
-        f,
+# ns-2.35 variables the translation relies on, written out in every script: (class, variable,
+# value, why). A value that differs from ns-2.35's default says so and why.
+_TCP_DEFAULTS: tuple[tuple[str, str, str, str], ...] = (
+    ("Agent/TCP", "syn_", "true", "FullTcp always models the SYN exchange"),
+    ("Agent/TCP", "delay_growth_", "true", ""),
+    ("Agent/TCP", "windowInitOption_", "1", "initial window: windowInit_ segments"),
+    ("Agent/TCP", "windowOption_", "1", "congestion avoidance: cwnd += 1/cwnd per ACK"),
+    ("Agent/TCP", "increase_num_", "1.0", ""),
+    ("Agent/TCP", "decrease_num_", "0.5", ""),
+    ("Agent/TCP", "maxcwnd_", "0", "no cap but window_"),
+    ("Agent/TCP", "max_ssthresh_", "0", ""),
+    ("Agent/TCP", "maxburst_", "0", ""),
+    ("Agent/TCP", "overhead_", "0", ""),
+    ("Agent/TCP", "timestamps_", "false", ""),
+    ("Agent/TCP", "ts_resetRTO_", "false", ""),
+    ("Agent/TCP", "rfc2988_", "true", "min RTO applied before the backoff"),
+    ("Agent/TCP", "timerfix_", "true", ""),
+    ("Agent/TCP", "srtt_init_", "0", ""),
+    ("Agent/TCP", "rttvar_init_", "12", ""),
+    ("Agent/TCP", "rttvar_exp_", "2", "RTO = srtt + 4 rttvar"),
+    ("Agent/TCP", "T_SRTT_BITS", "3", ""),
+    ("Agent/TCP", "T_RTTVAR_BITS", "2", ""),
+    ("Agent/TCP", "tcpTick_", "0.001", "ns-2.35: 0.01; ecnlab's RTT clock granularity is 1 ms"),
+    ("Agent/TCP", "bugFix_", "true", ""),
+    ("Agent/TCP", "slow_start_restart_", "true", ""),
+    ("Agent/TCP", "restart_bugfix_", "true", ""),
+    ("Agent/TCP", "precisionReduce_", "true", ""),
+    ("Agent/TCP", "SetCWRonRetransmit_", "true", ""),
+    ("Agent/TCP", "old_ecn_", "0", ""),
+    ("Agent/TCP", "frto_enabled_", "0", ""),
+    ("Agent/TCP", "QOption_", "0", ""),
+    ("Agent/TCP", "control_increase_", "0", ""),
+    ("Agent/TCP", "useHeaders_", "true", ""),
+    ("Agent/TCP/FullTcp", "spa_thresh_", "0", ""),
+    ("Agent/TCP/FullTcp", "tcprexmtthresh_", "3", "three duplicate ACKs"),
+    ("Agent/TCP/FullTcp", "iss_", "0", ""),
+    (
+        "Agent/TCP/FullTcp",
         "nodelay_",
         "true",
         "ns-2.35: false (Nagle); ecnlab sends a short last segment at once",
-    )
-    s.var(f, "data_on_syn_", "false")
-    s.var(f, "dupseg_fix_", "true")
-    s.var(f, "dupack_reset_", "false")
-    s.var(f, "close_on_empty_", "false")
-    s.var(f, "signal_on_empty_", "false")
-    s.var(f, "ts_option_size_", "10")
-    s.var(f, "reno_fastrecov_", "true")
-    s.var(f, "pipectrl_", "false")
-    s.var(f, "open_cwnd_on_pack_", "true", "Newreno's init sets it false")
-    s.var(f, "halfclose_", "false", "an end closes once it has the peer's FIN")
-    s.var(f, "nopredict_", "false")
-    s.var(f, "ecn_syn_wait_", "0", "ECN+: one segment after a marked SYN-ACK (RFC 5562)")
-    s.var(f, "debug_", "false")
-    s.var("Agent/TCP/FullTcp/Newreno", "recov_maxburst_", "2")
+    ),
+    ("Agent/TCP/FullTcp", "data_on_syn_", "false", ""),
+    ("Agent/TCP/FullTcp", "dupseg_fix_", "true", ""),
+    ("Agent/TCP/FullTcp", "dupack_reset_", "false", ""),
+    ("Agent/TCP/FullTcp", "close_on_empty_", "false", ""),
+    ("Agent/TCP/FullTcp", "signal_on_empty_", "false", ""),
+    ("Agent/TCP/FullTcp", "ts_option_size_", "10", ""),
+    ("Agent/TCP/FullTcp", "reno_fastrecov_", "true", ""),
+    ("Agent/TCP/FullTcp", "pipectrl_", "false", ""),
+    ("Agent/TCP/FullTcp", "open_cwnd_on_pack_", "true", "Newreno's init sets it false"),
+    ("Agent/TCP/FullTcp", "halfclose_", "false", "an end closes once it has the peer's FIN"),
+    ("Agent/TCP/FullTcp", "nopredict_", "false", ""),
+    (
+        "Agent/TCP/FullTcp",
+        "ecn_syn_wait_",
+        "0",
+        "ECN+: one segment after a marked SYN-ACK (RFC 5562)",
+    ),
+    ("Agent/TCP/FullTcp", "debug_", "false", ""),
+    ("Agent/TCP/FullTcp/Newreno", "recov_maxburst_", "2", ""),
+)
+
+
+def _tcp_defaults(s: _Script, notes: list[str]) -> None:
+    s.section("TCP: ns-2.35 class defaults this translation relies on, written out")
+    for target, name, value, why in _TCP_DEFAULTS:
+        s.var(target, name, value, why)
     notes.append(
         "FullTcp's delayed ACK is a periodic timer (every interval_ from time 0, as BSD's "
         "fast timer): an ACK waits up to delayed_ack_ms, ecnlab's exactly delayed_ack_ms"
