@@ -6,7 +6,9 @@ import copy
 import math
 import os
 import shutil
+import signal
 import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -111,3 +113,23 @@ def ns2() -> str:
     if found is None:
         pytest.fail("ns-2.35 is needed (Debian: apt-get install -y ns2)")
     return found
+
+
+def ecnlab_process(*args: str) -> subprocess.Popen[str]:
+    """``python -m ecnlab ARGS`` as a real child process that a test can interrupt with SIGINT.
+
+    A test runner started in the background (``pytest &``) has SIGINT ignored, and a child
+    inherits an ignored signal across exec: for the spawn, SIGINT gets a handler (which exec
+    resets to the default in the child), then the runner's own disposition is restored."""
+    runner = signal.getsignal(signal.SIGINT)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        return subprocess.Popen(
+            [sys.executable, "-m", "ecnlab", *args],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        )
+    finally:
+        signal.signal(signal.SIGINT, runner)

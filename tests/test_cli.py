@@ -3,10 +3,7 @@
 from __future__ import annotations
 
 import json
-import os
 import signal
-import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -14,7 +11,7 @@ import duckdb
 import ecnlab
 import pandas as pd
 import pytest
-from conftest import EXAMPLES, assert_one_line_error, invoke
+from conftest import EXAMPLES, assert_one_line_error, ecnlab_process, invoke
 
 BULK = str(EXAMPLES / "dumbbell-bulk.toml")
 
@@ -112,24 +109,7 @@ def test_python_dash_m_and_ctrl_c(tmp_path: Path) -> None:
     """A real process: ``python -m ecnlab``, interrupted mid-run, writes nothing."""
     out = tmp_path / "run"
     web = str(EXAMPLES / "web-dumbbell.toml")
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "ecnlab",
-            "run",
-            web,
-            "--out",
-            str(out),
-            "--quiet",
-            "--set",
-            "duration_s=3600",
-        ],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env={**os.environ, "PYTHONUNBUFFERED": "1"},
-    )
+    proc = ecnlab_process("run", web, "--out", str(out), "--quiet", "--set", "duration_s=3600")
     time.sleep(3)  # imports done, simulation under way
     assert proc.poll() is None, proc.communicate()
     proc.send_signal(signal.SIGINT)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import os
@@ -41,7 +42,13 @@ def test_write_and_read_back(small_result: ecnlab.Result, tmp_path: Path) -> Non
     assert manifest["sim_s"] == small_result.summary["sim_s"]
     assert manifest["created"].endswith("+00:00")
     for name, table in small_result.tables.items():
-        assert manifest["tables"][name] == {"file": f"{name}.parquet", "rows": table.num_rows}
+        data = (out / f"{name}.parquet").read_bytes()
+        assert manifest["tables"][name] == {
+            "file": f"{name}.parquet",
+            "rows": table.num_rows,
+            "bytes": len(data),
+            "sha256": hashlib.sha256(data).hexdigest(),
+        }
 
     back = read_run(out)
     assert back.seed == 1
@@ -159,8 +166,11 @@ def test_interrupted_write_leaves_nothing(
         (lambda d: (d / "manifest.json").unlink(), "no manifest.json"),
         (lambda d: (d / "manifest.json").write_text("{ trunc"), "manifest.json is corrupt"),
         (lambda d: (d / "manifest.json").write_text("[]"), "not a JSON object"),
-        (lambda d: (d / "links.parquet").unlink(), "links.parquet is missing"),
-        (lambda d: (d / "flows.parquet").write_bytes(b"PAR1garbage"), "cannot read flows.parquet"),
+        (lambda d: (d / "links.parquet").unlink(), "links.parquet: missing"),
+        (
+            lambda d: (d / "flows.parquet").write_bytes(b"PAR1garbage"),
+            "flows.parquet: 11 bytes, the manifest says",
+        ),
     ],
 )
 def test_read_reports_damage(
@@ -177,7 +187,15 @@ def test_read_reports_row_count_mismatch(small_result: ecnlab.Result, tmp_path: 
     out = tmp_path / "run"
     write_run(small_result, out)
     pq.write_table(small_result.flows.slice(0, 1), out / "flows.parquet")
-    with pytest.raises(CorruptRunError, match="flows.parquet has 1 rows"):
+    with pytest.raises(CorruptRunError, match="flows.parquet: .* bytes, the manifest says"):
+        read_run(out)
+    # A run written before format 2 (no hashes) is read in full and its rows counted.
+    manifest = json.loads((out / "manifest.json").read_text())
+    manifest["format_version"] = 1
+    for entry in manifest["tables"].values():
+        del entry["bytes"], entry["sha256"]
+    (out / "manifest.json").write_text(json.dumps(manifest))
+    with pytest.raises(CorruptRunError, match="flows.parquet: 1 rows, the manifest says"):
         read_run(out)
 
 

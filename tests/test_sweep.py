@@ -18,6 +18,7 @@ import ecnlab
 import pyarrow.parquet as pq
 import pytest
 from conftest import EXAMPLES, ROOT, assert_one_line_error, assert_tables_identical, invoke
+from ecnlab import store
 from ecnlab import sweep as sweep_mod
 from ecnlab.store import CorruptRunError, SweepDir
 
@@ -241,6 +242,11 @@ def test_union_by_name_reads_newer_columns(tiny_out: Path, tmp_path: Path) -> No
     pq.write_table(
         flows.append_column("newer", [list(range(flows.num_rows))]), run_dir / "flows.parquet"
     )
+    # As a newer ecnlab would have written it: the manifest records the file's hash.
+    manifest = json.loads((run_dir / "manifest.json").read_text())
+    size, digest = store._digest(run_dir / "flows.parquet")
+    manifest["tables"]["flows"].update(bytes=size, sha256=digest)
+    (run_dir / "manifest.json").write_text(json.dumps(manifest))
     con = ecnlab.open(out)
     total, with_newer = con.execute("SELECT count(*), count(newer) FROM flows").fetchone()
     assert with_newer == flows.num_rows < total
@@ -249,20 +255,29 @@ def test_union_by_name_reads_newer_columns(tiny_out: Path, tmp_path: Path) -> No
 def test_corrupt_parquet_is_named_and_nothing_is_destroyed(tiny_out: Path, tmp_path: Path) -> None:
     out = tmp_path / "copy"
     shutil.copytree(tiny_out, out)
-    victim = sorted((out / "runs").iterdir())[3] / "links.parquet"
+    run_dir = sorted((out / "runs").iterdir())[3]
+    victim = run_dir / "links.parquet"
     victim.write_bytes(b"PAR1 not really parquet")
     before = snapshot(out)
-    with pytest.raises(CorruptRunError, match=re.escape(str(victim))):
+    named = f"{run_dir.name}: links.parquet"
+    with pytest.raises(CorruptRunError, match=re.escape(named)):
         ecnlab.open(out)
-    assert_one_line_error(invoke("query", str(out), "SELECT 1"), str(victim))
-    assert_one_line_error(invoke("report", str(out)), "links.parquet")
-    # The sweep sees the run as stored (its manifest is intact) and leaves it alone.
+    for args in (("query", str(out), "SELECT 1"), ("report", str(out))):
+        result = invoke(*args)
+        assert result.exit_code == 1, result.output
+        assert named in result.stderr and "\n" not in result.stderr.strip()
+    assert snapshot(out) == before
+    # The sweep does not trust the damaged run: it sets it aside (kept, under damaged/) and
+    # computes it again; every other file is left as it was.
     result = invoke("sweep", str(write_sweep(tmp_path)), "--out", str(out))
     assert result.exit_code == 0, result.output
+    assert "1 damaged stored runs moved to" in result.stderr
     after = snapshot(out)
-    assert {k: v for k, v in after.items() if k != "sweep.json"} == {
-        k: v for k, v in before.items() if k != "sweep.json"
-    }
+    kept = {k: v for k, v in before.items() if k != "sweep.json" and run_dir.name not in k}
+    assert {k: v for k, v in after.items() if k in kept} == kept
+    (aside,) = (out / "damaged").iterdir()
+    assert (aside / "links.parquet").read_bytes() == b"PAR1 not really parquet"
+    assert not store.run_problems(run_dir, run_id=run_dir.name)
 
 
 def test_other_sweep_into_same_folder_is_refused(tiny_out: Path, tmp_path: Path) -> None:

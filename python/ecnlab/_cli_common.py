@@ -6,6 +6,8 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
+EXIT_FAILED = 1
+"""The work failed: runs that failed, damaged results, a disk that is full or unwritable."""
 EXIT_ERROR = 2
 """Bad input: an invalid scenario or option, a missing file, existing results."""
 EXIT_INTERRUPTED = 130
@@ -26,7 +28,14 @@ def command_group(name: str, help: str) -> typer.Typer:
     )
 
 
-def fail(message: str) -> NoReturn:
-    """Print one red ``error:`` line on stderr and exit with :data:`EXIT_ERROR`."""
-    err_console.print(f"[bold red]error:[/] [red]{escape(message)}[/]", soft_wrap=True)
-    raise typer.Exit(EXIT_ERROR)
+def fail(message: str, code: int = EXIT_ERROR) -> NoReturn:
+    """Print one red ``error:`` line on stderr and exit with ``code`` (default
+    :data:`EXIT_ERROR`). Control characters in the message (a newline or an escape sequence
+    in a field name given by the user) are shown escaped, so the line stays one line."""
+    err_console.print(f"[bold red]error:[/] [red]{escape(one_line(message))}[/]", soft_wrap=True)
+    raise typer.Exit(code)
+
+
+def one_line(text: str) -> str:
+    """``text`` with every non-printable character written as its escape (``\\n``...)."""
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)

@@ -8,6 +8,8 @@ Scenarios cross the boundary as JSON text: the Rust core owns the schema
 (``docs/scenario.md``), validates every field and refuses unknown ones.
 """
 
+from typing import Any
+
 __version__: str
 """Version of the ecnlab crate this module was built from."""
 
@@ -29,6 +31,21 @@ def normalize(config_json: str) -> str:
             rule, e.g. ``topology.bottleneck.rate_bps (-5) must be positive``.
     """
 
+def estimate(config_json: str) -> dict[str, Any]:
+    """Estimate what a run of a valid scenario needs, before it starts.
+
+    Returns:
+        ``{"memory_bytes": float, "events": float, "terms": [(path, value, what, bytes)]}``,
+        the terms (the fields that drive the estimate) largest first.
+
+    Raises:
+        ValueError: the scenario is invalid.
+    """
+
+def check_budget(config_json: str, memory_budget: float) -> None:
+    """Raise ValueError, naming the fields that drive the estimate, if a run of the scenario
+    is estimated (:func:`estimate`) to need more than ``memory_budget`` bytes."""
+
 class Simulation:
     """One simulation run of one scenario with one seed.
 
@@ -37,15 +54,17 @@ class Simulation:
     same scenario and seed give identical results.
     """
 
-    def __init__(self, config_json: str, seed: int) -> None:
+    def __init__(self, config_json: str, seed: int, memory_budget: float | None = None) -> None:
         """Build the network and workloads of a scenario.
 
         Args:
             config_json: the scenario as JSON text.
             seed: the run seed (an unsigned 64-bit integer).
+            memory_budget: bytes; refuse a scenario whose :func:`estimate` exceeds it.
 
         Raises:
-            ValueError: the scenario is invalid (same messages as :func:`normalize`).
+            ValueError: the scenario is invalid (same messages as :func:`normalize`), or its
+                estimate exceeds ``memory_budget`` (the message names the fields).
         """
 
     @property
@@ -60,8 +79,9 @@ class Simulation:
     def events(self) -> int:
         """Number of events processed so far."""
 
-    def run_until(self, t_ns: int) -> bool:
-        """Advance the simulation to ``min(t_ns, end_ns)``, releasing the GIL.
+    def run_until(self, t_ns: int, max_events: int = 2**64 - 1) -> bool:
+        """Advance the simulation to ``min(t_ns, end_ns)``, or by at most ``max_events``
+        events, releasing the GIL (a bounded call keeps Ctrl-C prompt).
 
         Returns:
             True once the end of the run has been reached.

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import math
+import os
 import sys
 import time
 from collections.abc import Callable
@@ -21,9 +23,9 @@ from rich.progress import (
 
 from . import _core
 from ._result import Result, tables_from_native
-from ._scenario import ScenarioSource, load_scenario
+from ._scenario import ScenarioSource, load_scenario, scenario_json
 
-__all__ = ["run"]
+__all__ = ["available_memory", "memory_budget_bytes", "parse_bytes", "run"]
 
 _NS = 1_000_000_000
 # Adaptive chunking: aim for this much wall time per run_until call, so progress updates
@@ -31,6 +33,10 @@ _NS = 1_000_000_000
 _TARGET_CHUNK_WALL_S = 0.1
 _MIN_CHUNK_NS = 1_000_000  # 1 ms of simulated time
 _FIRST_CHUNK_NS = 10_000_000  # 10 ms
+# Events per call into the core, whatever its simulated span: about 0.1-0.3 s of work, so
+# Ctrl-C is handled promptly even where one millisecond holds millions of events.
+MAX_EVENTS_PER_CALL = 1_000_000
+BUDGET_ENV = "ECNLAB_MEMORY_BUDGET"
 
 
 def run(
@@ -39,6 +45,7 @@ def run(
     *,
     progress: bool | None = None,
     chunk_s: float | None = None,
+    memory_budget: float | str | None = None,
 ) -> Result:
     """Run one scenario with one seed.
 
@@ -48,16 +55,22 @@ def run(
             identical tables.
         progress: draw a progress bar of simulated time on stderr. ``None`` (default):
             only when stderr is a terminal.
-        chunk_s: simulated seconds per call into the core. ``None`` (default) adapts the
-            chunk so each call takes about 0.1 s of wall time.
+        chunk_s: simulated seconds per call into the core, at least 0.001. ``None``
+            (default) adapts the chunk so each call takes about 0.1 s of wall time. A call
+            never runs more than a million events, so Ctrl-C stays prompt either way.
+        memory_budget: the most memory (bytes, or a text such as ``"4GB"``) the run may be
+            estimated to need (:func:`ecnlab._core.estimate`); a scenario over it is refused
+            before it starts, naming the fields that drive the estimate. ``None`` (default):
+            the ``ECNLAB_MEMORY_BUDGET`` environment variable, else the machine's available
+            memory.
 
     Returns:
         The :class:`Result`; ``summary["wall_s"]`` is the wall time of the simulation
         (building the network, running, and finalizing the tables).
 
     Raises:
-        ValueError: the scenario is invalid (the message names the field), or the seed is
-            out of range.
+        ValueError: the scenario is invalid (the message names the field), it would need
+            more memory than the budget, or the seed or ``chunk_s`` is out of range.
         TypeError: the seed is not an integer.
         KeyboardInterrupt: re-raised after the progress display is closed and the
             simulation dropped, when interrupted between chunks.
@@ -66,19 +79,22 @@ def run(
         # A [load] table in a dict is resolved against the working directory.
         scenario = load_scenario(scenario)
     _check_seed(seed)
-    if chunk_s is not None and not chunk_s > 0:
-        raise ValueError(f"chunk_s ({chunk_s}) must be positive")
-    try:
-        config_json = json.dumps(scenario, allow_nan=False)
-    except (TypeError, ValueError) as e:
-        raise ValueError(f"scenario is not JSON-serializable: {e}") from None
+    if chunk_s is not None and not (
+        isinstance(chunk_s, (int, float)) and chunk_s >= _MIN_CHUNK_NS / _NS
+    ):
+        raise ValueError(
+            f"chunk_s ({chunk_s}) must be at least {_MIN_CHUNK_NS / _NS:g} "
+            "(1 ms of simulated time per call)"
+        )
+    budget = memory_budget_bytes(memory_budget)
+    config_json = scenario_json(scenario)
     normalized: dict[str, Any] = json.loads(_core.normalize(config_json))
 
     if progress is None:
         progress = sys.stderr.isatty()
 
     wall_start = time.perf_counter()
-    sim = _core.Simulation(config_json, seed)
+    sim = _core.Simulation(config_json, seed, budget)
     try:
         if progress:
             _advance_with_progress(sim, chunk_s, normalized.get("name", "scenario"))
@@ -97,6 +113,54 @@ def run(
         scenario=normalized,
         seed=seed,
     )
+
+
+def available_memory() -> float | None:
+    """The machine's available memory in bytes (Linux ``MemAvailable``), or None if unknown."""
+    try:
+        with open("/proc/meminfo", encoding="ascii") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return float(line.split()[1]) * 1024
+    except OSError:
+        pass
+    try:
+        return float(os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE"))
+    except (AttributeError, OSError, ValueError):
+        return None
+
+
+_UNITS = {"": 1, "b": 1, "k": 1e3, "kb": 1e3, "m": 1e6, "mb": 1e6, "g": 1e9, "gb": 1e9}
+_UNITS.update({"t": 1e12, "tb": 1e12, "kib": 2**10, "mib": 2**20, "gib": 2**30, "tib": 2**40})
+
+
+def parse_bytes(text: str | float) -> float:
+    """A size in bytes from a number or a text such as ``512MB``, ``4GB`` or ``2GiB``."""
+    if isinstance(text, (int, float)) and not isinstance(text, bool):
+        number, unit = float(text), ""
+    else:
+        raw = str(text).strip().lower().replace(" ", "")
+        digits = raw.rstrip("abcdefghijklmnopqrstuvwxyz")
+        number, unit = (float(digits) if digits else math.nan), raw[len(digits) :]
+    if unit not in _UNITS or not (math.isfinite(number) and number > 0):
+        raise ValueError(
+            f"memory budget ({text!r}) must be a positive size such as 4GB, 512MB or 2GiB"
+        )
+    return number * _UNITS[unit]
+
+
+def memory_budget_bytes(budget: float | str | None = None) -> float | None:
+    """The budget in bytes: ``budget``, else ``$ECNLAB_MEMORY_BUDGET``, else the available
+    memory (None when it cannot be known: no check)."""
+    if budget is None:
+        budget = os.environ.get(BUDGET_ENV) or None
+        if budget is None:
+            return available_memory()
+        try:
+            return parse_bytes(budget)
+        except ValueError as e:
+            raise ValueError(f"{BUDGET_ENV}: {e}") from None
+    return parse_bytes(budget)
 
 
 def _check_seed(seed: int) -> None:
@@ -135,15 +199,20 @@ def _advance(
     end_ns = sim.end_ns
     adaptive = chunk_s is None
     step_ns = _FIRST_CHUNK_NS if chunk_s is None else max(1, round(chunk_s * _NS))
+    target = 0
     while True:
-        target = min(sim.now_ns + step_ns, end_ns)
+        if sim.now_ns >= target:
+            target = min(sim.now_ns + step_ns, end_ns)
+        before = sim.events
         t0 = time.perf_counter()
-        done = sim.run_until(target)
+        done = sim.run_until(target, MAX_EVENTS_PER_CALL)
         dt = time.perf_counter() - t0
         if on_chunk is not None:
             on_chunk(sim.now_ns)
         if done:
             return
+        if sim.events - before >= MAX_EVENTS_PER_CALL:
+            continue  # stopped by the event cap: on towards the same target
         if target >= end_ns:
             raise RuntimeError(
                 f"Simulation.run_until({end_ns}) returned False at the end of the run "

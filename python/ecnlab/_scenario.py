@@ -8,8 +8,10 @@ naming the field.
 
 from __future__ import annotations
 
-import copy
 import datetime
+import json
+import math
+import numbers
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -20,7 +22,19 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - exercised on Python < 3.11 only
     import tomli as tomllib
 
-__all__ = ["ScenarioSource", "apply_override", "load_scenario", "parse_value", "set_path"]
+__all__ = [
+    "ScenarioSource",
+    "apply_override",
+    "load_scenario",
+    "parse_value",
+    "scenario_json",
+    "set_path",
+]
+
+MAX_FILE_BYTES = 16 * 2**20
+"""Largest scenario or sweep file read (16 MiB; the largest shipped is under 10 kB)."""
+MAX_DEPTH = 64
+"""Deepest nesting of tables and arrays in a scenario (the deepest valid one is under 10)."""
 
 ScenarioSource = Union[str, Path, Mapping[str, Any]]
 """A scenario: the path of a TOML file, or a mapping of the same shape."""
@@ -54,7 +68,7 @@ def load_scenario(
     """
     base_dir = Path()
     if isinstance(source, Mapping):
-        scenario: dict[str, Any] = copy.deepcopy(dict(source))
+        scenario: dict[str, Any] = plain(source)
     elif isinstance(source, (str, Path)):
         scenario = _read_toml(Path(source))
         base_dir = Path(source).parent
@@ -63,7 +77,16 @@ def load_scenario(
     if isinstance(overrides, str):
         # A lone string would otherwise be applied character by character.
         overrides = [overrides]
+    if not isinstance(overrides, Sequence):
+        raise TypeError(
+            f"overrides must be a list of 'path=value' strings, not {type(overrides).__name__}"
+        )
     for override in overrides:
+        if not isinstance(override, str):
+            raise TypeError(
+                f"overrides must be 'path=value' strings; {override!r} is a "
+                f"{type(override).__name__}"
+            )
         apply_override(scenario, override)
     if resolve_load and "load" in scenario:
         from .calibration import resolve_load as resolve
@@ -73,13 +96,22 @@ def load_scenario(
 
 
 def _read_toml(path: Path) -> dict[str, Any]:
+    """Read a TOML file of at most :data:`MAX_FILE_BYTES` (a device or pipe is read no
+    further than that)."""
     try:
         with path.open("rb") as f:
-            return tomllib.load(f)
+            data = f.read(MAX_FILE_BYTES + 1)
+        if len(data) > MAX_FILE_BYTES:
+            raise ValueError(
+                f"{path}: larger than {MAX_FILE_BYTES // 2**20} MiB, not a scenario file"
+            )
+        return tomllib.loads(data.decode("utf-8"))
     except FileNotFoundError:
         raise FileNotFoundError(f"scenario file not found: {path}") from None
     except IsADirectoryError:
         raise ValueError(f"{path}: is a directory, not a scenario file") from None
+    except PermissionError as e:
+        raise ValueError(f"{path}: cannot be read ({e.strerror})") from None
     except tomllib.TOMLDecodeError as e:
         raise ValueError(f"{path}: invalid TOML: {e}") from None
     except UnicodeDecodeError as e:
@@ -160,3 +192,53 @@ def _list_index(key: str, length: int, context: str, where: str) -> int:
     if not 0 <= index < length:
         raise ValueError(f"{context}: index {index} out of range, {where} has {length} entries")
     return index
+
+
+def plain(value: Any, path: str = "") -> Any:
+    """A deep copy of ``value`` made of JSON types only, checked on the way.
+
+    Mappings become dicts (string keys), sequences lists; numpy scalars and arrays become
+    Python numbers and lists. A float that is not finite, a value of another type or a tree
+    deeper than :data:`MAX_DEPTH` raises ValueError naming the field, e.g.
+    ``topology.bottleneck.rate_bps (nan) must be a finite number``.
+    """
+    return _plain(value, path, 0)
+
+
+def _plain(value: Any, path: str, depth: int) -> Any:
+    where = path or "scenario"
+    if depth > MAX_DEPTH:
+        raise ValueError(f"{where}: nested deeper than {MAX_DEPTH} tables and arrays")
+    if value is None or isinstance(value, (bool, str)):
+        return value
+    if type(value).__module__ == "numpy":
+        # numpy scalars and arrays: their Python equivalents.
+        value = value.tolist() if hasattr(value, "tolist") else value
+        if value is None or isinstance(value, (bool, str)):
+            return value
+    if isinstance(value, numbers.Integral):
+        return int(value)
+    if isinstance(value, numbers.Real):
+        number = float(value)
+        if not math.isfinite(number):
+            raise ValueError(f"{where} ({number}) must be a finite number")
+        return number
+    if isinstance(value, Mapping):
+        out = {}
+        for key, item in value.items():
+            if not isinstance(key, str):
+                raise ValueError(f"{where}: key {key!r} must be a string")  # noqa: TRY004
+            out[key] = _plain(item, f"{path}.{key}" if path else key, depth + 1)
+        return out
+    if isinstance(value, (list, tuple)):
+        return [_plain(item, f"{where}[{i}]", depth + 1) for i, item in enumerate(value)]
+    raise ValueError(
+        f"{where} ({value!r}) must be a number, string, boolean, table or array, "
+        f"not {type(value).__name__}"
+    )
+
+
+def scenario_json(scenario: Mapping[str, Any]) -> str:
+    """The scenario as JSON text for the core; ValueError names a field that JSON cannot
+    carry (see :func:`plain`)."""
+    return json.dumps(plain(scenario), allow_nan=False)

@@ -292,6 +292,8 @@ def resolve_load(scenario: dict[str, Any], base_dir: str | Path = ".") -> dict[s
             f"load.offered_load_mbps ({mbps!r}) must be a positive number "
             "(or a table { down = ..., up = ... } with a per-direction calibration)"
         )
+    elif mbps > MAX_LOAD_MBPS:
+        raise ValueError(_too_high("load.offered_load_mbps", mbps))
     path = load.get("calibration")
     if not isinstance(path, str):
         raise ValueError(  # noqa: TRY004
@@ -337,6 +339,16 @@ def _check_direction_loads(loads: Any, field: str) -> None:
     for d, v in loads.items():
         if not _positive(v):
             raise ValueError(f"{field}.{d} ({v!r}) must be a positive number (Mb/s)")
+        if v > MAX_LOAD_MBPS:
+            raise ValueError(_too_high(f"{field}.{d}", v))
+
+
+MAX_LOAD_MBPS = 1e6
+"""The largest offered load (Mb/s): 1 Tb/s, the fastest link a scenario may have."""
+
+
+def _too_high(field: str, v: float) -> str:
+    return f"{field} ({v:g}) must be at most {MAX_LOAD_MBPS:g} Mb/s (1 Tb/s, the fastest link)"
 
 
 @dataclass

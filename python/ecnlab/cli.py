@@ -1,8 +1,9 @@
 """The ``ecnlab`` command line: run, validate, calibrate, schema, bench, sweep, query, plot, report,
-reproduce, model, crosscheck.
+verify, reproduce, model, crosscheck.
 
-Expected errors (invalid scenario, missing file, existing results) print one red line and
-exit with code 2, without a traceback.
+Expected errors print one red line, without a traceback, and exit with code 2 for bad input
+(invalid scenario, missing file, existing results) or 1 when the work itself failed (failed
+runs, damaged results, a full or unwritable disk).
 
 No ``from __future__ import annotations`` here: typer evaluates the parameter annotations at
 run time, so they are spelled in a form Python 3.9 can evaluate (``Optional``, not ``X | None``).
@@ -21,11 +22,11 @@ from rich.table import Table
 
 from . import _core
 from . import bench as bench_mod
-from ._cli_common import EXIT_INTERRUPTED, command_group, err_console, out_console
+from ._cli_common import EXIT_FAILED, EXIT_INTERRUPTED, command_group, err_console, out_console
 from ._cli_common import fail as _fail
 from ._result import Result
 from ._run import run as run_scenario
-from ._scenario import load_scenario
+from ._scenario import load_scenario, scenario_json
 from .crosscheck.cli import crosscheck_app
 from .models.cli import model_app
 from .store import CorruptRunError, RunExistsError, StoreError, check_out_dir, write_run
@@ -53,6 +54,16 @@ def _version_callback(value: bool) -> None:
 
 
 ScenarioArg = Annotated[Path, typer.Argument(help="Scenario TOML file.", show_default=False)]
+BudgetOpt = Annotated[
+    Optional[str],
+    typer.Option(
+        "--memory-budget",
+        metavar="SIZE",
+        help="Refuse a run estimated to need more memory than this (e.g. 4GB, 512MB); "
+        "default: $ECNLAB_MEMORY_BUDGET, else the machine's available memory.",
+        show_default=False,
+    ),
+]
 SetsOpt = Annotated[
     Optional[list[str]],
     typer.Option("--set", "-s", metavar="PATH=VALUE", help=_SETS_HELP, show_default=False),
@@ -81,20 +92,30 @@ def run_cmd(
     quiet: Annotated[
         bool, typer.Option("--quiet", "-q", help="No progress bar, no summary.")
     ] = False,
+    memory_budget: BudgetOpt = None,
 ) -> None:
     """Run a scenario and write its tables (parquet) and manifest to --out."""
     config = _load(scenario, sets)
     try:
         # Fail before a long simulation, not after it.
         check_out_dir(out, force=force)
-        result = run_scenario(config, seed, progress=False if quiet else None)
-        written = write_run(result, out, force=force)
+        result = run_scenario(
+            config, seed, progress=False if quiet else None, memory_budget=memory_budget
+        )
     except RunExistsError as e:
         _fail(f"{out} already holds a run; use --force to replace it" if e.replaceable else str(e))
     except ValueError as e:
         _fail(f"{scenario}: {e}")
+    except KeyboardInterrupt:
+        err_console.print("[yellow]interrupted; nothing written[/]")
+        raise typer.Exit(EXIT_INTERRUPTED) from None
+    try:
+        written = write_run(result, out, force=force)
+    except RunExistsError as e:
+        _fail(f"{out} already holds a run; use --force to replace it" if e.replaceable else str(e))
     except OSError as e:
-        _fail(str(e))
+        # The run is done but cannot be stored (disk full, no permission): not bad input.
+        _fail(f"cannot write the run to {out}: {e}", EXIT_FAILED)
     except KeyboardInterrupt:
         err_console.print("[yellow]interrupted; nothing written[/]")
         raise typer.Exit(EXIT_INTERRUPTED) from None
@@ -103,11 +124,18 @@ def run_cmd(
 
 
 @app.command()
-def validate(scenario: ScenarioArg, sets: SetsOpt = None) -> None:
-    """Check a scenario and print it as JSON with every default filled in."""
+def validate(scenario: ScenarioArg, sets: SetsOpt = None, memory_budget: BudgetOpt = None) -> None:
+    """Check a scenario (its fields, and its estimated memory against the budget) and print
+    it as JSON with every default filled in."""
+    from ._run import memory_budget_bytes
+
     config = _load(scenario, sets)
     try:
-        normalized = _core.normalize(json.dumps(config, allow_nan=False))
+        text = scenario_json(config)
+        normalized = _core.normalize(text)
+        budget = memory_budget_bytes(memory_budget)
+        if budget is not None:
+            _core.check_budget(text, budget)
     except ValueError as e:
         _fail(f"{scenario}: {e}")
     typer.echo(json.dumps(json.loads(normalized), indent=2))
@@ -468,8 +496,18 @@ def sweep(
         bool, typer.Option("--dry-run", help="Check every run and list them; run nothing.")
     ] = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
+    new_definition: Annotated[
+        bool,
+        typer.Option(
+            "--new-definition",
+            help="Replace the sweep --out holds even if this one differs (another [set], "
+            "base or derived setting); its runs not in this sweep move to superseded/.",
+        ),
+    ] = False,
+    memory_budget: BudgetOpt = None,
 ) -> None:
-    """Run every run of a sweep not yet stored in --out (resumes; retries failed runs)."""
+    """Run every run of a sweep not yet stored in --out (resumes; retries failed runs;
+    recomputes damaged ones)."""
     from . import sweep as sweep_mod
 
     try:
@@ -478,8 +516,11 @@ def sweep(
             specs = definition.runs()
             out_console.print(_dry_run_table(definition, specs))
             return
-        if scheduler and backend != "dask":
-            _fail("--scheduler needs --backend dask")
+    except (OSError, ValueError) as e:
+        _fail(str(e))
+    if scheduler and backend != "dask":
+        _fail("--scheduler needs --backend dask")
+    try:
         report = sweep_mod.run_sweep(
             definition,
             out,
@@ -488,9 +529,14 @@ def sweep(
             scheduler=scheduler,
             retries=retries,
             progress=False if quiet else None,
+            new_definition=new_definition,
+            memory_budget=memory_budget,
         )
-    except (OSError, ValueError) as e:
+    except ValueError as e:
         _fail(str(e))
+    except OSError as e:
+        # Writing the sweep folder failed (disk full, no permission): not bad input.
+        _fail(f"the sweep into {out} failed: {e}", EXIT_FAILED)
     except KeyboardInterrupt:
         err_console.print(
             f"[yellow]interrupted; the runs stored in {escape(str(out))} are kept, "
@@ -501,6 +547,10 @@ def sweep(
         f"{report.total} runs: {report.done} done, {report.skipped} already stored, "
         f"{report.failed} failed ({report.retried} retries) in {report.wall_s:.1f} s -> {out}"
     )
+    if report.damaged:
+        line += f"; {report.damaged} damaged stored runs moved to {out / 'damaged'} and rerun"
+    if report.superseded:
+        line += f"; {report.superseded} runs of the earlier definition moved to superseded/"
     err_console.print(escape(line), soft_wrap=True)
     if report.failed:
         first = next(iter(report.errors.values()))
@@ -526,12 +576,14 @@ def _dry_run_table(definition: Any, specs: list[Any]) -> Table:
     return table
 
 
-def _open(results: Path) -> Any:
+def _open(results: Path, *, confined: bool = False) -> Any:
     from .store import open_results
 
     try:
-        return open_results(results)
-    except (OSError, CorruptRunError) as e:
+        return open_results(results, confined=confined)
+    except CorruptRunError as e:
+        _fail(str(e), EXIT_FAILED)
+    except OSError as e:
         _fail(str(e))
 
 
@@ -540,13 +592,30 @@ def query(
     results: ResultsArg,
     sql: Annotated[str, typer.Argument(help="SQL over the views runs, exchanges, flows...")],
     csv: Annotated[bool, typer.Option("--csv", help="Print CSV instead of a table.")] = False,
+    full_access: Annotated[
+        bool,
+        typer.Option(
+            "--full-access",
+            help="Run any SQL with DuckDB's full access (COPY TO, ATTACH, INSTALL, files "
+            "and network anywhere); by default a query only reads, and only inside DIR.",
+        ),
+    ] = False,
 ) -> None:
-    """Query a sweep folder with DuckDB SQL (views: runs, axes, sweep and one per table)."""
+    """Query a sweep folder with DuckDB SQL (views: runs, axes, sweep and one per table).
+
+    The store is verified first and opened read-only: only SELECT (and EXPLAIN) statements,
+    no external access, files readable only inside DIR, no extensions."""
     import duckdb
 
-    con = _open(results)
+    from .store import check_read_only
+
+    con = _open(results, confined=not full_access)
     try:
+        if not full_access:
+            check_read_only(sql)
         frame = con.execute(sql).df()
+    except ValueError as e:
+        _fail(f"query refused: {e}")
     except duckdb.Error as e:
         _fail(f"query failed: {' '.join(str(e).split())}")
     if csv:
@@ -603,9 +672,39 @@ def report(
 
     try:
         written = write_report(results, out)
-    except (OSError, CorruptRunError, StoreError) as e:
+    except CorruptRunError as e:
+        _fail(str(e), EXIT_FAILED)
+    except (OSError, StoreError) as e:
         _fail(str(e))
     err_console.print(f"wrote {escape(str(written))}")
+
+
+@app.command("verify")
+def verify_cmd(results: ResultsArg) -> None:
+    """Check every stored run of a sweep folder (or a run folder) against its manifest (each
+    table's size and SHA-256) and list every damaged run; exit 1 if any is."""
+    from .store import verify
+
+    try:
+        found = verify(results)
+    except OSError as e:
+        _fail(str(e))
+    for run_dir, problems in found.damaged.items():
+        out_console.print(escape(f"damaged {run_dir}: {'; '.join(problems)}"), soft_wrap=True)
+    for run_dir in found.legacy:
+        out_console.print(
+            escape(f"unhashed {run_dir}: written before format 2; read in full, intact"),
+            soft_wrap=True,
+        )
+    for leftover in found.leftovers:
+        out_console.print(
+            escape(f"leftover {leftover}: an interrupted write (removed by the next one)"),
+            soft_wrap=True,
+        )
+    if found.ok:
+        err_console.print(escape(found.summary()), soft_wrap=True)
+        return
+    _fail(found.summary(), EXIT_FAILED)
 
 
 @app.command()

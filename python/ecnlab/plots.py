@@ -14,11 +14,13 @@ confidence intervals), ``fairness`` (Jain's index against the number of flows), 
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar
 
 import duckdb
+import matplotlib
 import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
@@ -38,6 +40,23 @@ __all__ = [
 ]
 
 _PANEL_W, _PANEL_H = 4.8, 3.6
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+def _literal_text(function: _F) -> _F:
+    """Draw every text the figure gets from the sweep (axis names, labels, values) as it is:
+    matplotlib would parse text between two ``$`` as math, and a label such as
+    ``$\\nosuchcmd{$`` would fail the figure. Texts are created inside the call, so they keep
+    the setting when the figure is saved later."""
+
+    @functools.wraps(function)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        with matplotlib.rc_context({"text.parse_math": False}):
+            return function(*args, **kwargs)
+
+    return wrapper  # type: ignore[return-value]
+
+
 _REFERENCE_STYLE = {"color": "black", "linestyle": "--", "linewidth": 1.4}
 
 
@@ -96,6 +115,7 @@ def _facet_values(axes: dict[str, list[str]], facet: str | None) -> list[str | N
 # --- response times ------------------------------------------------------------------------
 
 
+@_literal_text
 def response_time_cdf(
     con: duckdb.DuckDBPyConnection,
     by: str | None = None,
@@ -108,6 +128,7 @@ def response_time_cdf(
     return _response_times(con, by, facet, complementary=False, max_s=max_s)
 
 
+@_literal_text
 def response_time_ccdf(
     con: duckdb.DuckDBPyConnection, by: str | None = None, facet: str | None = None
 ) -> Figure:
@@ -171,6 +192,7 @@ def _reference_label(con: duckdb.DuckDBPyConnection) -> str:
 # --- queueing delay ------------------------------------------------------------------------
 
 
+@_literal_text
 def queueing_delay_cdf(
     con: duckdb.DuckDBPyConnection,
     by: str | None = None,
@@ -204,6 +226,7 @@ def queueing_delay_cdf(
 # --- goodput and fairness ---------------------------------------------------------------------
 
 
+@_literal_text
 def goodput_by_group(
     con: duckdb.DuckDBPyConnection,
     by: str | None = None,
@@ -244,6 +267,7 @@ def goodput_by_group(
     return fig
 
 
+@_literal_text
 def fairness_vs_flows(con: duckdb.DuckDBPyConnection, by: str | None = None) -> Figure:
     """Jain's index of per-flow goodput against the number of flows in the run (seed 001
     Fig. 6), one line per ``by`` value, mean and 95% interval across seeds."""
@@ -306,6 +330,7 @@ def throughput_frame(
     return table
 
 
+@_literal_text
 def normalized_throughput_table(
     con: duckdb.DuckDBPyConnection, rows: str | None = None, cols: str | None = None
 ) -> Figure:

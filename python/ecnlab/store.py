@@ -1,10 +1,14 @@
 """Writing a run to a folder and reading it back.
 
 A run folder holds one ``<table>.parquet`` per table and a ``manifest.json`` describing the
-run (scenario, seed, versions, timings, row counts). The folder is written under a hidden
-temporary name beside its destination and renamed into place once complete, so a folder
-named like a run and holding a manifest is always a complete run: an interrupted write
-leaves at most a hidden ``.<name>.tmp-*`` sibling, never a half-written run.
+run (scenario, seed, versions, timings, and each table's row count, size and SHA-256). The
+folder is written under a hidden temporary name beside its destination and renamed into place
+once complete, so a folder named like a run and holding a manifest is always a complete run:
+an interrupted write leaves at most a hidden ``.<name>.tmp-*`` sibling, never a half-written
+run, and the next write beside it removes that sibling once no process holds it (the writer
+holds a lock on it while it writes). A complete run can still be damaged later (a disk error,
+a truncated copy): :func:`run_problems` checks every table against the manifest, and resuming
+a sweep, opening results and :func:`verify` all use it.
 
 Nothing is ever deleted unless it is a run folder this module wrote: replacing (``force``)
 checks the manifest and the folder's entries first.
@@ -14,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime
+import hashlib
 import json
 import math
 import os
@@ -22,6 +27,7 @@ import shutil
 import uuid
 import warnings
 from collections.abc import Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Union
 
@@ -44,15 +50,19 @@ __all__ = [
     "StoreError",
     "SweepDir",
     "SweepLockedError",
+    "Verification",
     "check_out_dir",
     "open_results",
     "read_run",
+    "run_problems",
+    "verify",
     "write_run",
 ]
 
 MANIFEST = "manifest.json"
 FORMAT = "ecnlab-run"
-FORMAT_VERSION = 1
+# 2: each table's entry also records its size ("bytes") and content hash ("sha256").
+FORMAT_VERSION = 2
 
 PathLike = Union[str, "os.PathLike[str]"]
 
@@ -101,20 +111,22 @@ def write_run(result: Result, out_dir: PathLike, *, force: bool = False) -> Path
     _existing(out, force=force)
     parent = out.absolute().parent
     parent.mkdir(parents=True, exist_ok=True)
+    _remove_abandoned(parent, out.name)
 
     # Not tempfile.mkdtemp: its 0700 mode would stick to the run folder; mkdir honours umask.
     tmp = parent / f".{out.name}.tmp-{uuid.uuid4().hex[:12]}"
     tmp.mkdir()
     try:
-        _write_contents(result, tmp)
-        _fsync_dir(tmp)
-        state = _existing(out, force=force)  # re-check: the folder may have appeared meanwhile
-        if state == "run":
-            _replace(tmp, out, parent)
-        else:
-            # Fails (rather than clobbers) if a non-empty folder appeared since the check.
-            os.rename(tmp, out)
-        _fsync_dir(parent)
+        with _held(tmp):
+            _write_contents(result, tmp)
+            _fsync_dir(tmp)
+            state = _existing(out, force=force)  # re-check: the folder may have appeared
+            if state == "run":
+                _replace(tmp, out, parent)
+            else:
+                # Fails (rather than clobbers) if a non-empty folder appeared since the check.
+                os.rename(tmp, out)
+            _fsync_dir(parent)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
@@ -135,22 +147,16 @@ def read_run(run_dir: PathLike) -> Result:
         raise FileNotFoundError(f"no such run folder: {path}")
     if not path.is_dir():
         raise CorruptRunError(f"{path} is not a folder")
+    problems = run_problems(path)
+    if problems:
+        raise CorruptRunError(f"{path}: damaged run: {'; '.join(problems)}")
     manifest = _read_manifest(path)
     tables: dict[str, pa.Table] = {}
     for name, entry in manifest["tables"].items():
-        file = path / entry["file"]
-        if not file.is_file():
-            raise CorruptRunError(f"{path}: incomplete run, table file {entry['file']} is missing")
         try:
-            table = pq.read_table(file)
+            tables[name] = pq.read_table(path / entry["file"])
         except (OSError, pa.ArrowException) as e:
             raise CorruptRunError(f"{path}: cannot read {entry['file']}: {e}") from None
-        if table.num_rows != entry["rows"]:
-            raise CorruptRunError(
-                f"{path}: {entry['file']} has {table.num_rows} rows, "
-                f"the manifest says {entry['rows']}"
-            )
-        tables[name] = table
     summary = {k: (math.nan if v is None else v) for k, v in manifest["summary"].items()}
     return Result(
         tables=tables, summary=summary, scenario=manifest["scenario"], seed=manifest["seed"]
@@ -166,7 +172,8 @@ def _write_contents(result: Result, folder: Path) -> None:
         file = f"{name}.parquet"
         pq.write_table(table, folder / file)
         _fsync_file(folder / file)
-        tables[name] = {"file": file, "rows": table.num_rows}
+        size, digest = _digest(folder / file)
+        tables[name] = {"file": file, "rows": table.num_rows, "bytes": size, "sha256": digest}
     summary = {k: _json_number(v) for k, v in result.summary.items()}
     manifest = {
         "format": FORMAT,
@@ -200,16 +207,84 @@ def _json_number(value: Any) -> Any:
 def _replace(new: Path, out: Path, parent: Path) -> None:
     aside = parent / f".{out.name}.old-{uuid.uuid4().hex[:12]}"
     os.rename(out, aside)
+    with _held(aside):
+        try:
+            os.rename(new, out)
+        except BaseException:
+            os.rename(aside, out)  # put the old run back
+            raise
+        try:
+            shutil.rmtree(aside)
+        except OSError as e:
+            # The new run is in place; only the old copy lingers under a hidden name.
+            warnings.warn(f"could not delete the replaced run {aside}: {e}", stacklevel=3)
+
+
+def _digest(path: Path) -> tuple[int, str]:
+    """Size and SHA-256 (hex) of a file."""
+    h = hashlib.sha256()
+    size = 0
+    with path.open("rb") as f:
+        while chunk := f.read(1 << 20):
+            h.update(chunk)
+            size += len(chunk)
+    return size, h.hexdigest()
+
+
+@contextlib.contextmanager
+def _held(folder: Path) -> Iterator[None]:
+    """Hold an exclusive lock on ``folder`` (its directory inode; released when the process
+    dies, even by SIGKILL), so :func:`_remove_abandoned` leaves it alone while we write."""
+    if fcntl is None:  # pragma: no cover - Windows: no locks, nothing is removed either
+        yield
+        return
+    fd = os.open(folder, os.O_RDONLY)
     try:
-        os.rename(new, out)
-    except BaseException:
-        os.rename(aside, out)  # put the old run back
-        raise
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)
+
+
+def _abandoned(folder: Path) -> bool:
+    """True if no process holds ``folder``'s lock (its writer died)."""
+    if fcntl is None:  # pragma: no cover
+        return False
     try:
-        shutil.rmtree(aside)
-    except OSError as e:
-        # The new run is in place; only the old copy lingers under a hidden name.
-        warnings.warn(f"could not delete the replaced run {aside}: {e}", stacklevel=3)
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return False
+    finally:
+        os.close(fd)
+    return True
+
+
+def _remove_abandoned(parent: Path, name: str) -> list[Path]:
+    """Remove the temporaries a killed write of run ``name`` left in ``parent``: its
+    ``.name.tmp-*`` folders, and ``.name.old-*`` copies of a replaced run once the new run is
+    in place; only those no live process holds. Returns what was removed."""
+    removed = []
+    complete = (parent / name / MANIFEST).is_file()
+    for entry in _temporaries(parent, name):
+        if (".old-" in entry.name and not complete) or not _abandoned(entry):
+            continue
+        shutil.rmtree(entry, ignore_errors=True)
+        removed.append(entry)
+    return removed
+
+
+def _temporaries(parent: Path, name: str | None = None) -> list[Path]:
+    """The hidden ``.NAME.tmp-*`` / ``.NAME.old-*`` folders of :func:`write_run` in
+    ``parent`` (of run ``name``, or of any run)."""
+    pattern = re.compile(rf"^\.{re.escape(name) if name else '.+'}\.(tmp|old)-[0-9a-f]{{12}}$")
+    try:
+        return sorted(p for p in parent.iterdir() if pattern.match(p.name) and p.is_dir())
+    except OSError:
+        return []
 
 
 def _fsync_file(path: Path) -> None:
@@ -302,7 +377,150 @@ def _manifest_problem(m: Any) -> str | None:
             return f"table entry {name!r} needs a 'file' string and a 'rows' integer"
         if Path(entry["file"]).name != entry["file"] or entry["file"] in ("", ".", ".."):
             return f"table entry {name!r} names a file outside the folder: {entry['file']!r}"
+        if version >= 2 and not (
+            isinstance(entry.get("bytes"), int)
+            and isinstance(entry.get("sha256"), str)
+            and re.fullmatch("[0-9a-f]{64}", entry["sha256"])
+        ):
+            return f"table entry {name!r} needs a 'bytes' integer and a 'sha256' hash"
     return None
+
+
+# --- verifying -----------------------------------------------------------------------------
+
+
+def run_problems(run_dir: PathLike, *, run_id: str | None = None) -> list[str]:
+    """Everything wrong with a stored run, as messages (empty: the run is intact).
+
+    Checks that the manifest is readable and consistent (its run id is the hash of its
+    scenario and seed, and ``run_id`` when given, e.g. the folder name in a sweep), and that
+    every table file is there with the size and SHA-256 the manifest records. Runs written
+    before format 2 have no hashes: their Parquet files are read in full and their row counts
+    compared instead.
+    """
+    path = Path(run_dir)
+    try:
+        manifest = _read_manifest(path)
+    except CorruptRunError as e:
+        return [str(e)]
+    problems = []
+    recorded = manifest.get("run_id")
+    try:
+        actual = run_id_of(manifest)
+    except (TypeError, ValueError) as e:
+        return [f"{MANIFEST}: scenario or seed unreadable ({e})"]
+    if recorded is not None and recorded != actual:
+        problems.append(f"{MANIFEST}: its scenario and seed do not match its run id {recorded}")
+    if run_id is not None and actual != run_id:
+        problems.append(f"{MANIFEST}: holds run {actual}, not {run_id}")
+    for entry in manifest["tables"].values():
+        file = path / entry["file"]
+        if not file.is_file():
+            problems.append(f"{entry['file']}: missing")
+            continue
+        if "sha256" not in entry:
+            problems += _legacy_table_problems(file, entry["rows"])
+            continue
+        try:
+            size, digest = _digest(file)
+        except OSError as e:
+            problems.append(f"{entry['file']}: unreadable ({e.strerror or e})")
+            continue
+        if size != entry["bytes"]:
+            problems.append(f"{entry['file']}: {size} bytes, the manifest says {entry['bytes']}")
+        elif digest != entry["sha256"]:
+            problems.append(f"{entry['file']}: content differs from the manifest's SHA-256")
+    return problems
+
+
+def _legacy_table_problems(file: Path, rows: int) -> list[str]:
+    try:
+        found = pq.read_table(file).num_rows
+    except (OSError, pa.ArrowException) as e:
+        return [f"{file.name}: not a readable Parquet file ({' '.join(str(e).split())})"]
+    if found != rows:
+        return [f"{file.name}: {found} rows, the manifest says {rows}"]
+    return []
+
+
+@dataclass
+class Verification:
+    """What :func:`verify` found in a results folder."""
+
+    root: Path
+    checked: int = 0
+    damaged: dict[Path, list[str]] = field(default_factory=dict)
+    legacy: list[Path] = field(default_factory=list)
+    """Runs written before format 2 (no hashes; checked by reading them in full)."""
+    leftovers: list[Path] = field(default_factory=list)
+    """Temporary folders of interrupted writes."""
+
+    @property
+    def ok(self) -> bool:
+        return not self.damaged
+
+    def summary(self) -> str:
+        """One line: how many runs were checked and which are damaged."""
+        if self.ok:
+            return f"{self.root}: {self.checked} runs verified, none damaged"
+        first = next(iter(self.damaged.items()))
+        return (
+            f"{self.root}: {len(self.damaged)} of {self.checked} runs damaged "
+            f"(first: {first[0].name}: {first[1][0]}); `ecnlab verify {self.root}` lists them, "
+            "and running the sweep again recomputes them"
+        )
+
+
+def verify(path: PathLike) -> Verification:
+    """Check every run of a sweep folder (or one run folder) against its manifest.
+
+    Raises:
+        FileNotFoundError: ``path`` is not a results folder (see :func:`results_kind`).
+    """
+    root = Path(path)
+    kind = results_kind(root)
+    report = Verification(root=root)
+    if kind == "run":
+        runs, parents = [(root, None)], [root.absolute().parent]
+    else:
+        sweep_dir = SweepDir(root)
+        runs = [(p, p.name) for p in sweep_dir.stored_runs()]
+        parents = [sweep_dir.runs]
+    for run_dir, rid in runs:
+        report.checked += 1
+        problems = run_problems(run_dir, run_id=rid)
+        if problems:
+            report.damaged[run_dir] = problems
+        elif _format_version(run_dir) < 2:
+            report.legacy.append(run_dir)
+    for parent in parents:
+        report.leftovers += _temporaries(parent, root.name if kind == "run" else None)
+    return report
+
+
+def _format_version(run_dir: Path) -> int:
+    try:
+        return int(_read_manifest(run_dir)["format_version"])
+    except (CorruptRunError, ValueError, TypeError):
+        return 0
+
+
+def results_kind(root: Path) -> str:
+    """``"run"`` (a run folder), ``"sweep"`` (a sweep folder: ``sweep.json`` or ``runs/``).
+
+    Raises:
+        FileNotFoundError: ``root`` does not exist or is neither.
+    """
+    if not root.is_dir():
+        raise FileNotFoundError(f"no such results folder: {root}")
+    if (root / MANIFEST).is_file():
+        return "run"
+    if (root / SWEEP_FILE).is_file() or (root / "runs").is_dir():
+        return "sweep"
+    raise FileNotFoundError(
+        f"{root} is not a results folder: it has no {MANIFEST} (a run, from ecnlab run) "
+        f"and no {SWEEP_FILE} or runs/ (a sweep, from ecnlab sweep)"
+    )
 
 
 # --- sweep folders ---------------------------------------------------------------------
@@ -352,21 +570,58 @@ class SweepDir:
                     shutil.rmtree(entry, ignore_errors=True)
             yield
 
-    def record_sweep(self, description: dict[str, Any], runs: list[dict[str, Any]]) -> None:
+    def record_sweep(
+        self,
+        description: dict[str, Any],
+        runs: list[dict[str, Any]],
+        *,
+        new_definition: bool = False,
+    ) -> list[str]:
         """Write ``sweep.json``, merging the runs of an earlier sweep into the same folder.
 
+        The runs of both must agree: a run with the same axis values and seed must have the
+        same id (the same scenario), or the folder would hold two different runs for one
+        point of the sweep and a GROUP BY over the axes would average them. Seeds may be
+        added. With ``new_definition`` the folder's sweep is replaced instead: the earlier
+        runs this sweep does not have are moved to ``superseded/`` and their ids returned.
+
         Raises:
-            StoreError: the folder holds a sweep with other axes.
+            StoreError: the folder holds a sweep with other axes, or whose runs differ from
+                this one's at the same axis values and seed (its ``[set]``, base scenario,
+                derived settings or ecnlab's defaults changed).
         """
         previous = self.read_sweep()
         merged = runs
-        if previous is not None:
+        dropped: list[str] = []
+        if previous is not None and new_definition:
+            wanted = {r["run_id"] for r in runs}
+            dropped = sorted({r["run_id"] for r in previous["runs"]} - wanted)
+        elif previous is not None:
             old_axes = [a["name"] for a in previous["axes"]]
             new_axes = [a["name"] for a in description["axes"]]
             if old_axes != new_axes:
                 raise StoreError(
                     f"{self.root} holds a sweep with axes ({', '.join(old_axes) or 'none'}), "
-                    f"not ({', '.join(new_axes) or 'none'}); choose another output folder"
+                    f"not ({', '.join(new_axes) or 'none'}); choose another output folder, "
+                    "or pass --new-definition (new_definition=True) to replace its sweep"
+                )
+            before = {_point_key(r): r for r in previous["runs"]}
+            changed = [
+                (before[_point_key(r)], r)
+                for r in runs
+                if _point_key(r) in before and before[_point_key(r)]["run_id"] != r["run_id"]
+            ]
+            if changed:
+                old, new = changed[0]
+                where = ", ".join(f"{k}={v}" for k, v in (new.get("labels") or {}).items())
+                raise StoreError(
+                    f"{self.root} holds this sweep with another definition: the run at "
+                    f"{where or 'the only point'}{' (reference)' if new.get('reference') else ''}"
+                    f", seed {new['seed']} was {old['run_id']} and would now be "
+                    f"{new['run_id']} ({len(changed)} runs differ): its [set], base scenario, "
+                    "derived settings or ecnlab's defaults changed, and the two would be "
+                    "pooled; choose another output folder, or pass --new-definition "
+                    "(new_definition=True) to replace its sweep"
                 )
             keys = {_entry_key(r) for r in runs}
             merged = [r for r in previous["runs"] if _entry_key(r) not in keys] + runs
@@ -377,7 +632,17 @@ class SweepDir:
             **description,
             "runs": merged,
         }
+        if dropped:
+            stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%dT%H%M%S")
+            aside = self.root / "superseded" / stamp
+            for rid in dropped:
+                if (self.runs / rid).is_dir():
+                    aside.mkdir(parents=True, exist_ok=True)
+                    os.rename(self.runs / rid, aside / rid)
+            for rid in dropped:
+                (self.errors / f"{rid}.json").unlink(missing_ok=True)
         _write_json_atomic(self.root / SWEEP_FILE, document)
+        return dropped
 
     def read_sweep(self) -> dict[str, Any] | None:
         """The folder's ``sweep.json``, or None if it has none.
@@ -403,6 +668,16 @@ class SweepDir:
 
     def is_stored(self, run_id: str) -> bool:
         return (self.runs / run_id / MANIFEST).is_file()
+
+    def set_aside(self, run_id: str) -> Path:
+        """Move a damaged run out of ``runs/`` into ``damaged/<run_id>-<time>/`` (kept for
+        inspection; never read again), so it can be computed anew."""
+        damaged = self.root / "damaged"
+        damaged.mkdir(exist_ok=True)
+        stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%dT%H%M%S")
+        target = damaged / f"{run_id}-{stamp}-{uuid.uuid4().hex[:6]}"
+        os.rename(self.runs / run_id, target)
+        return target
 
     def write_run(self, result: Result) -> Path:
         """Store a run under its id; clear an error recorded by an earlier attempt."""
@@ -444,6 +719,13 @@ class SweepDir:
         )
 
 
+def _point_key(record: dict[str, Any]) -> str:
+    """A run's place in its sweep: reference or not, axis values, seed."""
+    return json.dumps(
+        [record.get("reference", False), record.get("axes"), record["seed"]], sort_keys=True
+    )
+
+
 def _entry_key(record: dict[str, Any]) -> str:
     return json.dumps(
         [record["run_id"], record.get("reference", False), record.get("axes")], sort_keys=True
@@ -467,7 +749,9 @@ def _write_json_atomic(file: Path, document: Any) -> None:
 # --- DuckDB views over stored runs ----------------------------------------------------
 
 
-def open_results(path: PathLike, *, check: bool = True) -> duckdb.DuckDBPyConnection:
+def open_results(
+    path: PathLike, *, check: bool = True, confined: bool = False
+) -> duckdb.DuckDBPyConnection:
     """Open a sweep folder (or one run folder) as an in-memory DuckDB database.
 
     Views:
@@ -490,21 +774,28 @@ def open_results(path: PathLike, *, check: bool = True) -> duckdb.DuckDBPyConnec
 
     Args:
         path: a sweep folder (``DIR`` of ``ecnlab sweep``) or one run folder.
-        check: read every Parquet footer first and compare row counts with the manifest,
-            so a damaged file is reported by name now rather than by a query later.
+        check: verify every run first (:func:`run_problems`: each table's size and SHA-256
+            against its manifest), so damage is reported now, for every damaged run at once,
+            rather than by a query later or never.
+        confined: a connection for untrusted SQL (``ecnlab query``): DuckDB's external
+            access off, file access only inside ``path``, extensions neither installed nor
+            loaded, and its configuration locked. Run only read statements on it
+            (:func:`check_read_only`).
 
     Raises:
-        FileNotFoundError: ``path`` does not exist.
-        CorruptRunError: a manifest or Parquet file is damaged; the message names it.
+        FileNotFoundError: ``path`` does not exist or is not a results folder.
+        CorruptRunError: a run is damaged; the message names every damaged run.
     """
     root = Path(path)
-    if not root.is_dir():
-        raise FileNotFoundError(f"no such results folder: {root}")
-    single = (root / MANIFEST).is_file()
+    single = results_kind(root) == "run"
     sweep_dir = SweepDir(root)
     stored = [root] if single else sweep_dir.stored_runs()
     description = None if single else sweep_dir.read_sweep()
     axes = [a["name"] for a in description["axes"]] if description else []
+    if check:
+        found = verify(root)
+        if not found.ok:
+            raise CorruptRunError(found.summary())
 
     manifests = {}
     files: dict[str, list[tuple[str, str]]] = {}  # table -> [(file, run_id)]
@@ -514,11 +805,13 @@ def open_results(path: PathLike, *, check: bool = True) -> duckdb.DuckDBPyConnec
         manifests[rid] = manifest
         for table, entry in manifest["tables"].items():
             file = run_dir / entry["file"]
-            if check:
-                _check_parquet(file, entry["rows"])
             files.setdefault(table, []).append((str(file.absolute()), rid))
 
-    con = duckdb.connect()
+    con = duckdb.connect(
+        config={"autoinstall_known_extensions": False, "autoload_known_extensions": False}
+        if confined
+        else {}
+    )
     runs = _runs_table(description, manifests, sweep_dir.read_errors(), axes)
     con.register("_ecnlab_runs", runs)
     con.execute("CREATE VIEW runs AS SELECT * FROM _ecnlab_runs")
@@ -553,7 +846,36 @@ def open_results(path: PathLike, *, check: bool = True) -> duckdb.DuckDBPyConnec
             "JOIN _ecnlab_files f ON f._file = t._file "
             "JOIN _ecnlab_runs r ON r.run_id = f._run_id"
         )
+    if confined:
+        allowed = {str(p) + os.sep for p in (root.absolute(), root.resolve())}
+        listing = ", ".join(_sql_string(a) for a in sorted(allowed))
+        con.execute(f"SET allowed_directories = [{listing}]")
+        con.execute("SET enable_external_access = false")
+        con.execute("SET allow_community_extensions = false")
+        con.execute("SET lock_configuration = true")
     return con
+
+
+READ_STATEMENTS = ("SELECT", "EXPLAIN")
+"""Statement types :func:`check_read_only` lets through (SELECT covers WITH, FROM-first
+queries, DESCRIBE, SHOW and SUMMARIZE)."""
+
+
+def check_read_only(sql: str) -> None:
+    """Refuse SQL that is not only read statements (COPY, ATTACH, INSTALL, CREATE, SET...).
+
+    Raises:
+        ValueError: naming the first statement of another kind.
+        duckdb.Error: the SQL does not parse.
+    """
+    for statement in duckdb.extract_statements(sql):
+        kind = statement.type.name
+        if kind not in READ_STATEMENTS:
+            text = " ".join(statement.query.split())
+            raise ValueError(
+                f"{kind} statements are not allowed ({text[:60]}): a query only reads; "
+                "--full-access runs any SQL"
+            )
 
 
 def run_id_of(manifest: dict[str, Any]) -> str:
@@ -561,20 +883,6 @@ def run_id_of(manifest: dict[str, Any]) -> str:
     from ._result import run_id
 
     return run_id(manifest["scenario"], manifest["seed"])
-
-
-def _check_parquet(file: Path, rows: int) -> None:
-    if not file.is_file():
-        raise CorruptRunError(f"{file}: table file is missing (the run folder is incomplete)")
-    try:
-        found = pq.read_metadata(file).num_rows
-    except (OSError, pa.ArrowException) as e:
-        raise CorruptRunError(
-            f"{file}: not a readable Parquet file ({e}); delete its run folder "
-            "and rerun the sweep to recompute it"
-        ) from None
-    if found != rows:
-        raise CorruptRunError(f"{file}: has {found} rows, its manifest says {rows}")
 
 
 def _runs_table(

@@ -60,8 +60,8 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, Ti
 from . import _core, store
 from ._expr import ExpressionError, evaluate
 from ._result import Result, run_id
-from ._run import run
-from ._scenario import _read_toml, set_path
+from ._run import memory_budget_bytes, run
+from ._scenario import _read_toml, scenario_json, set_path
 
 __all__ = [
     "Axis",
@@ -76,6 +76,9 @@ __all__ = [
 ]
 
 BACKENDS = ("local", "dask")
+MAX_RUNS = 100_000
+"""Most runs in one sweep: each is a folder of nine files, and the sweep holds every run's
+scenario in memory while it expands and checks them (about 10 kB each)."""
 _TOP_KEYS = {"name", "base", "seeds", "set", "axes", "derived", "reference"}
 _AXIS_KEYS = {"name", "path", "values", "labels"}
 _REFERENCE_KEYS = {"label", "vary", "set"}
@@ -155,6 +158,7 @@ class Sweep:
         Raises:
             SweepError: naming the sweep file, the axis values and the field at fault.
         """
+        self.check_size()
         specs: list[RunSpec] = []
         for combo in itertools.product(*(range(len(a.values)) for a in self.axes)):
             specs.extend(self._specs(combo, reference=False))
@@ -167,12 +171,37 @@ class Sweep:
                 specs.extend(self._specs(combo, reference=True))
         return specs
 
+    def size(self) -> int:
+        """How many runs :meth:`runs` gives, counted without expanding them."""
+        points = math.prod(len(a.values) for a in self.axes)
+        if self.reference is not None:
+            vary = set(self.reference.vary)
+            points += math.prod(len(a.values) for a in self.axes if a.name in vary)
+        return points * len(self.seeds)
+
+    def check_size(self) -> None:
+        """Refuse a sweep of more than :data:`MAX_RUNS` runs before expanding it.
+
+        Raises:
+            SweepError: naming the axes' sizes and the seeds.
+        """
+        n = self.size()
+        if n > MAX_RUNS:
+            sizes = " x ".join(f"{a.name} ({len(a.values)})" for a in self.axes) or "no axes"
+            raise SweepError(
+                f"{self.path}: {sizes} x seeds ({len(self.seeds)}) is {n} runs, more than "
+                f"{MAX_RUNS} (each run is a folder, and every scenario is held in memory "
+                "while the sweep is checked); split the sweep"
+            )
+
     def describe(self) -> dict[str, Any]:
-        """The axes as written to ``sweep.json``."""
+        """The definition as written to ``sweep.json``: the sweep file's contents and the
+        base scenario they build on."""
         return {
             "name": self.name,
             "sweep_file": str(self.path),
             "base": str(self.base),
+            "base_scenario": self.base_scenario,
             "axes": [
                 {"name": a.name, "path": a.path, "values": list(a.values), "labels": list(a.labels)}
                 for a in self.axes
@@ -186,7 +215,7 @@ class Sweep:
         where = ", ".join(f"{a.name}={a.labels[i]}" for a, i in zip(self.axes, combo))
         scenario = self._build(values, where, reference=reference)
         try:
-            normalized = json.loads(_core.normalize(json.dumps(scenario, allow_nan=False)))
+            normalized = json.loads(_core.normalize(scenario_json(scenario)))
         except ValueError as e:
             raise SweepError(f"{self.path}: run with {where or 'no axes'}: {e}") from None
         shown = set(self.reference.vary) if reference and self.reference else None
@@ -220,7 +249,7 @@ class Sweep:
         for path, text in self.derived.items():
             # Expressions see the defaults too when the scenario is already valid.
             try:
-                visible = json.loads(_core.normalize(json.dumps(scenario, allow_nan=False)))
+                visible = json.loads(_core.normalize(scenario_json(scenario)))
             except ValueError:
                 visible = scenario
             try:
@@ -326,6 +355,8 @@ def _seeds(value: Any, fail: Callable[[str], SweepError]) -> tuple[int, ...]:
     if isinstance(value, int) and not isinstance(value, bool):
         if value < 1:
             raise fail(f"seeds ({value}) must be a positive count or a list of seeds")
+        if value > MAX_RUNS:
+            raise fail(f"seeds ({value}) must be at most {MAX_RUNS}, the most runs in a sweep")
         return tuple(range(1, value + 1))
     seeds = _list(value, "seeds", fail)
     if not seeds or not all(
@@ -418,6 +449,10 @@ class SweepReport:
     out: Path
     total: int
     skipped: int = 0
+    damaged: int = 0
+    """Stored runs found damaged (moved to ``damaged/``) and computed again."""
+    superseded: int = 0
+    """Runs of an earlier definition moved to ``superseded/`` (``new_definition``)."""
     done: int = 0
     failed: int = 0
     retried: int = 0
@@ -425,14 +460,16 @@ class SweepReport:
     errors: dict[str, str] = field(default_factory=dict)
 
 
-def simulate(scenario: dict[str, Any], seed: int) -> tuple[str, Any]:
+def simulate(
+    scenario: dict[str, Any], seed: int, memory_budget: float | None = None
+) -> tuple[str, Any]:
     """Worker entry point: run one scenario. Never raises for a failing run.
 
     Returns:
         ``("ok", Result)`` or ``("error", {"type", "message", "traceback"})``.
     """
     try:
-        return "ok", run(scenario, seed, progress=False)
+        return "ok", run(scenario, seed, progress=False, memory_budget=memory_budget)
     except Exception as e:  # noqa: BLE001 - a failed run is data, reported by the caller
         return "error", {
             "type": type(e).__name__,
@@ -446,6 +483,8 @@ class _Backend:
 
     name = "?"
     max_in_flight: int | None = None
+    memory_budget: float | None = None
+    """Passed to every run (None: each run's default)."""
 
     def submit(self, spec: RunSpec) -> cf.Future[tuple[str, Any]]:
         raise NotImplementedError
@@ -475,7 +514,7 @@ class _LocalBackend(_Backend):
         return cf.ProcessPoolExecutor(self.jobs, mp_context=multiprocessing.get_context("spawn"))
 
     def submit(self, spec: RunSpec) -> cf.Future[tuple[str, Any]]:
-        return self._pool.submit(simulate, spec.scenario, spec.seed)
+        return self._pool.submit(simulate, spec.scenario, spec.seed, self.memory_budget)
 
     def worker_died(self, exc: BaseException) -> bool:
         return isinstance(exc, cf.process.BrokenProcessPool)
@@ -526,7 +565,7 @@ class _DaskBackend(_Backend):
 
     def submit(self, spec: RunSpec) -> cf.Future[tuple[str, Any]]:
         future: cf.Future[tuple[str, Any]] = self._executor.submit(
-            simulate, spec.scenario, spec.seed
+            simulate, spec.scenario, spec.seed, self.memory_budget
         )
         return future
 
@@ -551,8 +590,10 @@ def run_sweep(
     scheduler: str | None = None,
     retries: int = 2,
     progress: bool | None = None,
+    new_definition: bool = False,
+    memory_budget: float | str | None = None,
 ) -> SweepReport:
-    """Run every run of a sweep not yet stored in ``out``.
+    """Run every run of a sweep not yet stored (intact) in ``out``.
 
     Args:
         sweep: a :class:`Sweep` or the path of a sweep file.
@@ -562,13 +603,22 @@ def run_sweep(
         scheduler: the Dask scheduler address (``tcp://host:8786``); default: a LocalCluster.
         retries: local backend: how many times a run whose worker died is retried.
         progress: draw a progress bar on stderr; ``None``: only on a terminal.
+        new_definition: replace the sweep ``out`` holds even if its runs differ from this
+            one's at the same axis values and seeds; its other runs go to ``superseded/``.
+        memory_budget: as :func:`ecnlab.run`; every run's estimate is checked against it
+            before anything runs (and each run again when it starts).
+
+    Stored runs are verified first (:func:`ecnlab.store.run_problems`); a damaged one is
+    moved to ``out/damaged/`` and computed again.
 
     Returns:
         A :class:`SweepReport`; failed runs are counted there and recorded in
         ``out/errors/<run_id>.json``, they do not raise.
 
     Raises:
-        SweepError: the sweep is invalid (nothing has run), or ``out`` holds another sweep.
+        SweepError: the sweep is invalid (nothing has run), a run would need more memory
+            than the budget, or ``out`` holds another sweep (or this one with another
+            definition).
         store.SweepLockedError: another sweep is running into ``out``.
     """
     if not isinstance(sweep, Sweep):
@@ -580,6 +630,7 @@ def run_sweep(
     if retries < 0:
         raise SweepError(f"retries ({retries}) must be >= 0")
     specs = sweep.runs()  # validates every scenario before anything runs
+    _check_budget(sweep, specs, memory_budget_bytes(memory_budget))
     jobs = jobs or multiprocessing.cpu_count()
     if progress is None:
         progress = sys.stderr.isatty()
@@ -588,22 +639,56 @@ def run_sweep(
     sweep_dir = store.SweepDir(out)
     with sweep_dir.lock():
         try:
-            sweep_dir.record_sweep(sweep.describe(), [s.record() for s in specs])
+            dropped = sweep_dir.record_sweep(
+                sweep.describe(), [s.record() for s in specs], new_definition=new_definition
+            )
         except store.StoreError as e:
             raise SweepError(str(e)) from None
         unique: dict[str, RunSpec] = {}
         for spec in specs:
             unique.setdefault(spec.run_id, spec)
-        todo = [s for s in unique.values() if not sweep_dir.is_stored(s.run_id)]
-        report = SweepReport(out=sweep_dir.root, total=len(unique), skipped=len(unique) - len(todo))
+        damaged = 0
+        todo = []
+        for spec in unique.values():
+            if sweep_dir.is_stored(spec.run_id):
+                if not store.run_problems(sweep_dir.runs / spec.run_id, run_id=spec.run_id):
+                    continue
+                sweep_dir.set_aside(spec.run_id)
+                damaged += 1
+            todo.append(spec)
+        report = SweepReport(
+            out=sweep_dir.root,
+            total=len(unique),
+            skipped=len(unique) - len(todo),
+            damaged=damaged,
+            superseded=len(dropped),
+        )
         if todo:
             chosen: _Backend = (
                 _LocalBackend(jobs) if backend == "local" else _DaskBackend(jobs, scheduler)
             )
+            if memory_budget is not None:
+                chosen.memory_budget = memory_budget_bytes(memory_budget)
             with _Display(sweep.name, len(todo), enabled=progress) as display:
                 _execute(todo, chosen, sweep_dir, report, retries, display)
     report.wall_s = time.perf_counter() - start
     return report
+
+
+def _check_budget(sweep: Sweep, specs: list[RunSpec], budget: float | None) -> None:
+    """Refuse the sweep if any run's estimate exceeds the budget, before anything runs."""
+    if budget is None:
+        return
+    seen: set[int] = set()
+    for spec in specs:
+        if id(spec.scenario) in seen:  # the seeds of one point share their scenario
+            continue
+        seen.add(id(spec.scenario))
+        try:
+            _core.check_budget(json.dumps(spec.scenario), budget)
+        except ValueError as e:
+            where = ", ".join(f"{k}={v}" for k, v in spec.labels.items() if v is not None)
+            raise SweepError(f"{sweep.path}: run with {where or 'no axes'}: {e}") from None
 
 
 def _execute(

@@ -24,6 +24,26 @@ fn normalize(config_json: &str) -> PyResult<String> {
     Ok(parse(config_json)?.to_json())
 }
 
+/// What a run of the scenario will need: {"memory_bytes", "events", "terms": [(path, value,
+/// what, bytes)...]} (largest term first).
+#[pyfunction]
+fn estimate<'py>(py: Python<'py>, config_json: &str) -> PyResult<Bound<'py, PyDict>> {
+    let e = ecnlab::sim::estimate(&parse(config_json)?);
+    let d = PyDict::new(py);
+    d.set_item("memory_bytes", e.memory_bytes)?;
+    d.set_item("events", e.events)?;
+    let terms: Vec<(String, String, String, f64)> = e.terms.into_iter().map(|t| (t.path, t.value, t.what, t.bytes)).collect();
+    d.set_item("terms", terms)?;
+    Ok(d)
+}
+
+/// Raises ValueError, naming the fields that drive the estimate, if a run of the scenario is
+/// estimated to need more than `memory_budget` bytes.
+#[pyfunction]
+fn check_budget(config_json: &str, memory_budget: f64) -> PyResult<()> {
+    ecnlab::sim::estimate(&parse(config_json)?).check(memory_budget).map_err(|e| PyValueError::new_err(e.to_string()))
+}
+
 #[pyclass(module = "ecnlab._core")]
 struct Simulation {
     sim: CoreSimulation,
@@ -32,9 +52,17 @@ struct Simulation {
 
 #[pymethods]
 impl Simulation {
+    /// Builds the simulation; with `memory_budget` (bytes), refuses a scenario whose estimated
+    /// memory exceeds it (ValueError naming the fields that drive the estimate).
     #[new]
-    fn new(config_json: &str, seed: u64) -> PyResult<Self> {
+    #[pyo3(signature = (config_json, seed, memory_budget=None))]
+    fn new(config_json: &str, seed: u64, memory_budget: Option<f64>) -> PyResult<Self> {
         let scenario = parse(config_json)?;
+        if let Some(budget) = memory_budget {
+            ecnlab::sim::estimate(&scenario).check(budget).map_err(|e| PyValueError::new_err(e.to_string()))?;
+        }
+        // Building the network and the bulk flows takes at most a few seconds (the limits
+        // bound hosts and flows); the GIL is held meanwhile.
         let sim = CoreSimulation::new(scenario, seed).map_err(|e| PyValueError::new_err(e.to_string()))?;
         Ok(Simulation { sim, results: None })
     }
@@ -54,13 +82,15 @@ impl Simulation {
         self.sim.events_processed()
     }
 
-    /// Advances to min(t_ns, end) with the GIL released; True once the end is reached.
-    fn run_until(&mut self, py: Python<'_>, t_ns: u64) -> PyResult<bool> {
+    /// Advances to min(t_ns, end), or by at most `max_events` events, with the GIL released;
+    /// True once the end is reached.
+    #[pyo3(signature = (t_ns, max_events=u64::MAX))]
+    fn run_until(&mut self, py: Python<'_>, t_ns: u64, max_events: u64) -> PyResult<bool> {
         if self.results.is_some() {
             return Err(PyRuntimeError::new_err("the simulation has been finalized"));
         }
         let sim = &mut self.sim;
-        Ok(py.detach(move || sim.run_until(t_ns)))
+        Ok(py.detach(move || sim.advance(t_ns, max_events)))
     }
 
     /// The result tables: name -> column -> (dtype, little-endian bytes), or for strings
@@ -122,6 +152,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add_function(wrap_pyfunction!(schema, m)?)?;
     m.add_function(wrap_pyfunction!(normalize, m)?)?;
+    m.add_function(wrap_pyfunction!(estimate, m)?)?;
+    m.add_function(wrap_pyfunction!(check_budget, m)?)?;
     m.add_class::<Simulation>()?;
     Ok(())
 }

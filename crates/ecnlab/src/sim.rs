@@ -5,6 +5,8 @@
 //! live event, found by a generation counter (lazy cancellation): a timer whose deadline moved
 //! later keeps its early event, which on firing re-arms at the new deadline.
 
+mod estimate;
+
 use std::collections::HashMap;
 use std::time::Instant;
 
@@ -17,7 +19,7 @@ use crate::net::dumbbell::{LinkId, Route, BOTTLENECK_DOWN, BOTTLENECK_HOP, BOTTL
 use crate::net::link::LinkStats;
 use crate::net::{DelayLine, Dumbbell, Hop, Link, LinkWake, Offer};
 use crate::packet::{Direction, Ecn, Packet, PacketId, PacketKind, PacketPool};
-use crate::scenario::{AqmConfig, ConfigError, QueueConfig, Scenario, Side, TcpConfig, Workload};
+use crate::scenario::{AqmConfig, BulkParams, ConfigError, QueueConfig, Scenario, Side, TcpConfig, Workload};
 use crate::tcp::{Endpoint, Role, SegmentCtx, TcpEvents, TcpParams};
 use crate::workload::{self, Browsers, ConnSpec, ExchangeArrivals, FlowPlan, PackMime, PacketSource, SessionStep, WebSessions};
 
@@ -248,6 +250,8 @@ enum WorkloadState {
     Source(PacketSource),
 }
 
+pub use estimate::{bytes_text, estimate, Estimate, Term};
+
 pub struct Simulation {
     scenario: Scenario,
     /// Endpoint parameter sets: [clients, clients without ECN, servers, servers without ECN]
@@ -395,13 +399,13 @@ impl Simulation {
         let (clients, servers) = (sim.net.clients, sim.net.servers);
         for (i, w) in sim.scenario.workloads.clone().iter().enumerate() {
             let own = match w {
-                Workload::Bulk { tcp: Some(o), .. } if sim.params.len() < 255 => {
+                Workload::Bulk(BulkParams { tcp: Some(o), .. }) if sim.params.len() < 255 => {
                     let n = sim.params.len() as u8;
                     sim.params.push(sim.scenario.tcp.side(Side::Clients).overlay(o).resolve());
                     sim.params.push(sim.scenario.tcp.side(Side::Servers).overlay(o).resolve());
                     Some((n, n + 1))
                 }
-                Workload::Bulk { tcp: Some(_), .. } => {
+                Workload::Bulk(BulkParams { tcp: Some(_), .. }) => {
                     return Err(ConfigError { path: format!("workloads[{i}].tcp"), value: String::new(), rule: "at most 125 workloads may have a tcp table".into() });
                 }
                 _ => None,
@@ -409,14 +413,14 @@ impl Simulation {
             sim.workload_params.push(own);
             let i = i as u32;
             let state = match w {
-                Workload::Bulk { .. } => {
+                Workload::Bulk(_) => {
                     let flows = workload::bulk_flows(i, w, seed, clients, servers);
                     for (f, (start, _)) in flows.iter().enumerate() {
                         sim.events.push(*start, Ev::BulkStart { workload: i, flow: f as u32 });
                     }
                     WorkloadState::Bulk(flows)
                 }
-                Workload::Exchanges { .. } => {
+                Workload::Exchanges(_) => {
                     let a = ExchangeArrivals::new(i, w, seed, sim.scenario.duration_s);
                     if a.next_at < end {
                         sim.events.push(a.next_at, Ev::ExchangeArrival(i));
@@ -446,7 +450,7 @@ impl Simulation {
                     }
                     WorkloadState::PackMime(Box::new(a))
                 }
-                Workload::PacketSource { .. } => {
+                Workload::PacketSource(_) => {
                     let s = PacketSource::new(i, w, seed, sim.scenario.duration_s);
                     if s.next_at < end {
                         sim.events.push(s.next_at, Ev::SourcePacket(i));
@@ -480,14 +484,28 @@ impl Simulation {
 
     /// Runs until `t` (or the end of the scenario). Returns true once the end is reached.
     pub fn run_until(&mut self, t: SimTime) -> bool {
+        self.advance(t, u64::MAX)
+    }
+
+    /// Runs until `t` (or the end of the scenario), or until `max_events` events have been
+    /// processed, whichever comes first, so that a caller gets control back after a bounded
+    /// amount of work whatever the scenario (progress, Ctrl-C). Returns true once the end is
+    /// reached. Stopping early changes nothing: the next call goes on with the next event.
+    pub fn advance(&mut self, t: SimTime, max_events: u64) -> bool {
         let stop = t.min(self.end);
+        let mut done = 0u64;
         while let Some(next) = self.events.peek_time() {
             if next > stop {
                 break;
             }
+            if done == max_events {
+                // `now` stays at the last event: events at `next` are still due.
+                return false;
+            }
             let (time, ev) = self.events.pop().expect("peeked");
             self.now = time;
             self.n_events += 1;
+            done += 1;
             self.dispatch(ev);
         }
         self.now = self.now.max(stop);
@@ -1766,4 +1784,38 @@ fn host_classes(tcp: &TcpConfig, side: Side, n: u32, seed: u64) -> Vec<u8> {
         classes[h as usize] = with;
     }
     classes
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn advance_stops_after_max_events_and_changes_nothing() {
+        let s = Scenario::from_json(
+            r#"{"duration_s": 2, "topology": {"bottleneck": {"rate_bps": 1e7}},
+                "workloads": [{"kind": "bulk", "flows": 3}, {"kind": "packet_source", "rate_pps": 500}]}"#,
+        )
+        .unwrap();
+        let mut whole = Simulation::new(s.clone(), 7).unwrap();
+        assert!(whole.run_until(u64::MAX));
+        let mut pieces = Simulation::new(s, 7).unwrap();
+        let mut calls = 0;
+        loop {
+            let before = pieces.events_processed();
+            let done = pieces.advance(u64::MAX, 1000);
+            calls += 1;
+            assert!(pieces.events_processed() - before <= 1000);
+            if done {
+                break;
+            }
+        }
+        assert!(calls > 10, "{calls}");
+        assert_eq!(pieces.events_processed(), whole.events_processed());
+        let (a, b) = (whole.finish(), pieces.finish());
+        assert_eq!(a.tables.len(), b.tables.len());
+        for (x, y) in a.tables.iter().zip(&b.tables) {
+            assert_eq!(format!("{:?}", x.columns), format!("{:?}", y.columns), "{}", x.name);
+        }
+    }
 }

@@ -8,7 +8,9 @@ use crate::engine::Rng;
 
 /// A distribution of a real value, drawn by inversion from one uniform number so each draw
 /// uses exactly one value of its stream (a mixture uses one more, to pick its part).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+// Decoded by `super::tagged` through the bodies in `de`, so an error inside a distribution
+// names its field.
+#[derive(Clone, Debug, PartialEq, Serialize, JsonSchema)]
 #[serde(tag = "dist", rename_all = "snake_case", deny_unknown_fields)]
 pub enum Dist {
     /// Always `value`.
@@ -30,6 +32,104 @@ pub enum Dist {
     /// `parts[i]` with probability `weights[i] / sum(weights)` (e.g. spec 3.2's mice and
     /// elephants).
     Mixture { parts: Vec<Dist>, weights: Vec<f64> },
+}
+
+impl<'de> Deserialize<'de> for Dist {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        use super::tagged::{body, split};
+        const KINDS: &[&str] = &["constant", "exponential", "uniform", "lomax", "pareto", "bounded_pareto", "discrete", "mixture"];
+        let (kind, b) = split(d, "dist", KINDS)?;
+        Ok(match kind.as_str() {
+            "constant" => {
+                let de::Constant { value } = body(b)?;
+                Dist::Constant { value }
+            }
+            "exponential" => {
+                let de::Exponential { mean } = body(b)?;
+                Dist::Exponential { mean }
+            }
+            "uniform" => {
+                let de::Uniform { low, high } = body(b)?;
+                Dist::Uniform { low, high }
+            }
+            "lomax" => {
+                let de::Lomax { scale, shape, max } = body(b)?;
+                Dist::Lomax { scale, shape, max }
+            }
+            "pareto" => {
+                let de::Pareto { mean, shape } = body(b)?;
+                Dist::Pareto { mean, shape }
+            }
+            "bounded_pareto" => {
+                let de::BoundedPareto { low, high, shape } = body(b)?;
+                Dist::BoundedPareto { low, high, shape }
+            }
+            "discrete" => {
+                let de::Discrete { values, weights } = body(b)?;
+                Dist::Discrete { values, weights }
+            }
+            "mixture" => {
+                let de::Mixture { parts, weights } = body(b)?;
+                Dist::Mixture { parts, weights }
+            }
+            _ => unreachable!("split checks the kind"),
+        })
+    }
+}
+
+/// The bodies of the variants, decoded on their own so an error names the field.
+mod de {
+    use super::Dist;
+    use serde::Deserialize;
+
+    #[derive(Deserialize)]
+    #[serde(deny_unknown_fields)]
+    pub struct Constant {
+        pub value: f64,
+    }
+    #[derive(Deserialize)]
+    #[serde(deny_unknown_fields)]
+    pub struct Exponential {
+        pub mean: f64,
+    }
+    #[derive(Deserialize)]
+    #[serde(deny_unknown_fields)]
+    pub struct Uniform {
+        pub low: f64,
+        pub high: f64,
+    }
+    #[derive(Deserialize)]
+    #[serde(deny_unknown_fields)]
+    pub struct Lomax {
+        pub scale: f64,
+        pub shape: f64,
+        pub max: f64,
+    }
+    #[derive(Deserialize)]
+    #[serde(deny_unknown_fields)]
+    pub struct Pareto {
+        pub mean: f64,
+        pub shape: f64,
+    }
+    #[derive(Deserialize)]
+    #[serde(deny_unknown_fields)]
+    pub struct BoundedPareto {
+        pub low: f64,
+        pub high: f64,
+        pub shape: f64,
+    }
+    #[derive(Deserialize)]
+    #[serde(deny_unknown_fields)]
+    pub struct Discrete {
+        pub values: Vec<f64>,
+        pub weights: Vec<f64>,
+    }
+    #[derive(Deserialize)]
+    #[serde(deny_unknown_fields)]
+    pub struct Mixture {
+        pub parts: Vec<Dist>,
+        pub weights: Vec<f64>,
+    }
 }
 
 impl Dist {

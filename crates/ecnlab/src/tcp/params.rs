@@ -56,7 +56,8 @@ pub struct TcpParams {
 
 /// RFC 3390's initial window in segments for a given MSS: min(4 MSS, max(2 MSS, 4380 B)).
 pub fn rfc3390_iw_segments(mss: u32) -> u32 {
-    (4380 / mss).clamp(2, 4)
+    // An MSS of 0 is refused by validation; max(1) keeps this total for any input.
+    (4380 / mss.max(1)).clamp(2, 4)
 }
 
 impl CcKind {

@@ -18,7 +18,7 @@ use crate::engine::rng::{purpose, StreamId};
 use crate::engine::time::{from_millis, from_secs};
 use crate::engine::{Rng, SimTime};
 use crate::packet::Direction;
-use crate::scenario::{ArrivalProcess, DirectionName, Dist, Workload};
+use crate::scenario::{ArrivalProcess, BulkParams, DirectionName, Dist, ExchangesParams, PacketSourceParams, Workload};
 
 /// One request/response exchange of a connection.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -72,7 +72,7 @@ fn draw_rwnd(d: &Dist, rng: &mut Rng) -> u32 {
 
 /// Long-lived flows: all drawn at set-up, each with its start time.
 pub fn bulk_flows(index: u32, w: &Workload, seed: u64, clients: u32, servers: u32) -> Vec<(SimTime, ConnSpec)> {
-    let Workload::Bulk { flows, direction: dir, bytes, start_s, start_jitter_s, rtt_ms, rwnd_bytes, host_offset, .. } = w else {
+    let Workload::Bulk(BulkParams { flows, direction: dir, bytes, start_s, start_jitter_s, rtt_ms, rwnd_bytes, host_offset, .. }) = w else {
         panic!("bulk_flows called with another workload kind");
     };
     let mut start_rng = Rng::stream(seed, StreamId { purpose: purpose::START, a: index, b: 0 });
@@ -107,7 +107,7 @@ pub struct ExchangeArrivals {
 
 impl ExchangeArrivals {
     pub fn new(index: u32, w: &Workload, seed: u64, duration_s: f64) -> ExchangeArrivals {
-        let Workload::Exchanges { arrival_rate_per_s, start_s, stop_s, .. } = w else {
+        let Workload::Exchanges(ExchangesParams { arrival_rate_per_s, start_s, stop_s, .. }) = w else {
             panic!("ExchangeArrivals::new called with another workload kind");
         };
         let mut arrivals = Rng::stream(seed, StreamId { purpose: purpose::ARRIVALS, a: index, b: 0 });
@@ -123,7 +123,7 @@ impl ExchangeArrivals {
 
     /// The connection arriving now, and the time of the next arrival (None after `stop_s`).
     pub fn arrive(&mut self, w: &Workload, clients: u32, servers: u32) -> (ConnSpec, Option<SimTime>) {
-        let Workload::Exchanges {
+        let Workload::Exchanges(ExchangesParams {
             arrival_rate_per_s,
             exchanges_per_connection,
             request_bytes,
@@ -133,7 +133,7 @@ impl ExchangeArrivals {
             rtt_ms,
             rwnd_bytes,
             ..
-        } = w
+        }) = w
         else {
             panic!("ExchangeArrivals::arrive called with another workload kind");
         };
@@ -174,7 +174,7 @@ pub struct PacketSource {
 
 impl PacketSource {
     pub fn new(index: u32, w: &Workload, seed: u64, duration_s: f64) -> PacketSource {
-        let Workload::PacketSource { process, rate_pps, size_bytes, direction: dir, start_s, stop_s, ect } = w else {
+        let Workload::PacketSource(PacketSourceParams { process, rate_pps, size_bytes, direction: dir, start_s, stop_s, ect }) = w else {
             panic!("PacketSource::new called with another workload kind");
         };
         let mut rng = Rng::stream(seed, StreamId { purpose: purpose::SOURCE, a: index, b: 0 });
@@ -212,7 +212,7 @@ mod tests {
     use super::*;
 
     fn exchanges(rate: f64) -> Workload {
-        Workload::Exchanges {
+        Workload::Exchanges(ExchangesParams {
             arrival_rate_per_s: rate,
             start_s: 0.0,
             stop_s: None,
@@ -223,7 +223,7 @@ mod tests {
             think_time_s: Dist::constant(0.0),
             rtt_ms: Some(Dist::Uniform { low: 10.0, high: 150.0 }),
             rwnd_bytes: Dist::constant(65536.0),
-        }
+        })
     }
 
     #[test]
@@ -254,7 +254,7 @@ mod tests {
 
     #[test]
     fn bulk_flows_spread_over_hosts() {
-        let w = Workload::Bulk {
+        let w = Workload::Bulk(BulkParams {
             flows: 5,
             direction: DirectionName::Down,
             bytes: None,
@@ -264,12 +264,12 @@ mod tests {
             rwnd_bytes: Dist::constant(1e5),
             host_offset: 0,
             tcp: None,
-        };
+        });
         let f = bulk_flows(0, &w, 1, 2, 3);
         assert_eq!(f.iter().map(|(_, s)| (s.client, s.server)).collect::<Vec<_>>(), vec![(0, 0), (1, 1), (0, 2), (1, 0), (0, 1)]);
         assert!(f.iter().all(|(t, _)| *t == 2_000_000_000));
-        let Workload::Bulk { flows, direction, bytes, start_s, start_jitter_s, rtt_ms, rwnd_bytes, .. } = w else { unreachable!() };
-        let w = Workload::Bulk { flows, direction, bytes, start_s, start_jitter_s, rtt_ms, rwnd_bytes, host_offset: 4, tcp: None };
+        let Workload::Bulk(b) = w else { unreachable!() };
+        let w = Workload::Bulk(BulkParams { host_offset: 4, ..b });
         let f = bulk_flows(0, &w, 1, 10, 10);
         assert_eq!(f.iter().map(|(_, s)| (s.client, s.server)).collect::<Vec<_>>(), vec![(4, 4), (5, 5), (6, 6), (7, 7), (8, 8)]);
     }

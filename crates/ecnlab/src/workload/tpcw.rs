@@ -174,7 +174,6 @@ impl TpcwParams {
     }
 
     pub(crate) fn validate(&self, path: &str) -> Result<(), ConfigError> {
-        check(self.browsers >= 1 && self.browsers <= 10_000_000, &format!("{path}.browsers"), self.browsers, "must be in [1, 10000000]")?;
         for (v, name) in [
             (self.think_mean_s, "think_mean_s"),
             (self.think_max_s, "think_max_s"),

@@ -1,0 +1,653 @@
+//! The range of every numeric scenario field, in one table, checked in one place.
+//!
+//! Every number a scenario holds must be finite and within physical bounds before anything
+//! computes with it: a rate that rounds to 0 b/s divides by zero, a delay of 1e300 ms
+//! saturates the nanosecond clock, a sub-nanosecond period silently becomes 0. [`check`] walks
+//! the decoded scenario (defaults included) and compares each number with the [`Limit`] of its
+//! field, found by name: first `kind.field` (an AQM's or a workload's own meaning of a name,
+//! e.g. PIE's `alpha`), then the field's name, then its unit suffix (`_s`, `_ms`, `_bps`...).
+//! The parameters of a distribution (`value`, `mean`, `low`, `high`, `scale`, `max`,
+//! `values`) take the limit of the quantity the distribution draws (`rtt_ms`,
+//! `response_bytes`...). A test walks a scenario with every field present and fails if any
+//! number has no limit, and docs/scenario.md lists the table ("Limits").
+//!
+//! Rules between fields (`min_th_pkts` below `max_th_pkts`, a target queue below the queue's
+//! limit...) stay with the fields they relate; they run after this check, on finite numbers.
+
+use std::collections::HashMap;
+
+use serde::ser::{self, Serialize};
+
+use super::{ConfigError, Scenario};
+
+/// The lower end of a range.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Lower {
+    /// `>= 0`.
+    ZeroOrMore,
+    /// `> 0`.
+    Positive,
+    /// `>= x` (x > 0): a smaller value is refused as "must be positive" if it is not
+    /// positive, as "must be at least x" otherwise.
+    AtLeast(f64),
+    /// `0` (the feature is off) or `>= x`.
+    ZeroOrAtLeast(f64),
+    /// `>= x` for a quantity that may be negative.
+    Signed(f64),
+}
+
+/// The range of a field: `lower` to `max` (inclusive), in `unit`, for `reason`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Limit {
+    /// `name`, `kind.name` or a unit suffix such as `_ms`.
+    pub field: &'static str,
+    pub lower: Lower,
+    pub max: f64,
+    /// Unit as written after a number in messages and docs ("" for plain numbers).
+    pub unit: &'static str,
+    /// Why the range is what it is.
+    pub reason: &'static str,
+}
+
+const TIME: &str = "the clock counts whole nanoseconds in 64 bits: a shorter time would become 0, 11.6 days keeps every sum of times exact";
+const SIZE: &str = "1 TB: byte counters are 64-bit, and a terabyte per transfer keeps their sums exact";
+const PACKET: &str = "the largest IP packet (a 16-bit length)";
+const RATE: &str = "slower, a 1500-byte packet outlasts every TCP timer; faster, packet times fall below the 1 ns clock's precision";
+const QUEUE: &str = "10 million packets (15 GB of full-size packets) is beyond any router buffer";
+const TABLE: &str = "per-flow tables are allocated when the run starts: 10 million entries per queue";
+const COUNT: &str = "a million per connection, session or page keeps every count exact and a run finite";
+const PROBABILITY: &str = "a probability or fraction";
+const GAIN: &str = "a controller gain; no physical bound, the cap keeps its arithmetic finite";
+const PERIOD_HZ: &str = "an update at most every microsecond";
+const CONN_RATE: &str = "a million new connections per second";
+
+/// The limits, most specific first within each name (`kind.field` before `field`); unit
+/// suffixes last, longest first.
+pub const LIMITS: &[Limit] = &[
+    // --- times (unit suffixes, last in lookup order below) ---------------------------------
+    // --- top level and topology ------------------------------------------------------------
+    Limit { field: "duration_s", lower: Lower::AtLeast(1e-9), max: 1e6, unit: "s", reason: TIME },
+    Limit { field: "clients", lower: Lower::AtLeast(1.0), max: 1e6, unit: "hosts", reason: "every host has two access links: a million hosts is two million links" },
+    Limit { field: "servers", lower: Lower::AtLeast(1.0), max: 1e6, unit: "hosts", reason: "every host has two access links: a million hosts is two million links" },
+    Limit { field: "random_loss", lower: Lower::ZeroOrMore, max: 1.0, unit: "", reason: PROBABILITY },
+    Limit { field: "limit_pkts", lower: Lower::AtLeast(1.0), max: 1e7, unit: "packets", reason: QUEUE },
+    Limit { field: "limit_bytes", lower: Lower::AtLeast(1.0), max: 1.5e10, unit: "bytes", reason: QUEUE },
+    // --- tcp ---------------------------------------------------------------------------------
+    Limit { field: "mss_bytes", lower: Lower::AtLeast(1.0), max: 65_000.0, unit: "bytes", reason: "a segment and its headers must fit the largest IP packet (65535 bytes)" },
+    Limit { field: "header_bytes", lower: Lower::ZeroOrMore, max: 1000.0, unit: "bytes", reason: "IP and TCP headers with every option take under 1000 bytes" },
+    Limit { field: "initial_window_segments", lower: Lower::AtLeast(1.0), max: 1e6, unit: "segments", reason: "a million segments is far beyond any receiver window (2^30 bytes)" },
+    Limit { field: "ack_every_segments", lower: Lower::AtLeast(1.0), max: 1e6, unit: "segments", reason: "a million segments is far beyond any receiver window (2^30 bytes)" },
+    Limit { field: "syn_retries", lower: Lower::ZeroOrMore, max: 255.0, unit: "", reason: "Linux's tcp_syn_retries is at most 255" },
+    Limit { field: "beta", lower: Lower::Positive, max: 1.0, unit: "", reason: "a multiplicative decrease factor" },
+    Limit { field: "beta_ecn", lower: Lower::Positive, max: 1.0, unit: "", reason: "a multiplicative decrease factor" },
+    Limit { field: "cubic_c", lower: Lower::Positive, max: 1e6, unit: "segments/s^3", reason: GAIN },
+    Limit { field: "ecn_fraction", lower: Lower::ZeroOrMore, max: 1.0, unit: "", reason: PROBABILITY },
+    // --- workloads ---------------------------------------------------------------------------
+    Limit { field: "flows", lower: Lower::AtLeast(1.0), max: 1e7, unit: "flows", reason: "ten million connections, each with its state and a row of the flows table" },
+    Limit { field: "browsers", lower: Lower::AtLeast(1.0), max: 1e7, unit: "browsers", reason: "ten million browsers, each with its state" },
+    Limit { field: "bytes", lower: Lower::AtLeast(1.0), max: 1e12, unit: "bytes", reason: SIZE },
+    Limit { field: "host_offset", lower: Lower::ZeroOrMore, max: 1e6, unit: "hosts", reason: "at most a million hosts per side" },
+    Limit { field: "rwnd_bytes", lower: Lower::ZeroOrMore, max: 1_073_741_824.0, unit: "bytes", reason: "RFC 7323's largest window (2^30 bytes)" },
+    Limit { field: "size_bytes", lower: Lower::ZeroOrMore, max: 65_535.0, unit: "bytes", reason: PACKET },
+    Limit { field: "p_persistent", lower: Lower::ZeroOrMore, max: 1.0, unit: "", reason: PROBABILITY },
+    Limit { field: "exchanges_per_connection", lower: Lower::ZeroOrMore, max: 1e6, unit: "", reason: COUNT },
+    Limit { field: "pages_per_session", lower: Lower::ZeroOrMore, max: 1e6, unit: "", reason: COUNT },
+    Limit { field: "pages_per_site", lower: Lower::ZeroOrMore, max: 1e6, unit: "", reason: COUNT },
+    Limit { field: "objects_per_page", lower: Lower::ZeroOrMore, max: 1e6, unit: "", reason: COUNT },
+    Limit { field: "images_per_page", lower: Lower::ZeroOrMore, max: 1e4, unit: "", reason: "ten thousand images per page" },
+    // --- distributions -----------------------------------------------------------------------
+    Limit { field: "shape", lower: Lower::Positive, max: 1e3, unit: "", reason: "beyond a shape of 1000 the distribution is a constant" },
+    Limit { field: "weights", lower: Lower::ZeroOrMore, max: 1e12, unit: "", reason: "relative weights; the cap keeps their sum exact" },
+    // --- AQM parameters (docs/models/*.md) ---------------------------------------------------
+    Limit { field: "max_p", lower: Lower::ZeroOrMore, max: 1.0, unit: "", reason: PROBABILITY },
+    Limit { field: "in_max_p", lower: Lower::ZeroOrMore, max: 1.0, unit: "", reason: PROBABILITY },
+    Limit { field: "out_max_p", lower: Lower::ZeroOrMore, max: 1.0, unit: "", reason: PROBABILITY },
+    Limit { field: "max_p_cap", lower: Lower::ZeroOrMore, max: 1.0, unit: "", reason: PROBABILITY },
+    Limit { field: "mark_ecnth", lower: Lower::ZeroOrMore, max: 1.0, unit: "", reason: PROBABILITY },
+    Limit { field: "w_q", lower: Lower::ZeroOrMore, max: 1.0, unit: "", reason: "an EWMA weight" },
+    Limit { field: "in_weight", lower: Lower::ZeroOrMore, max: 1.0, unit: "", reason: "an EWMA weight" },
+    Limit { field: "dq_rate_weight", lower: Lower::ZeroOrMore, max: 1.0, unit: "", reason: "an EWMA weight" },
+    Limit { field: "ared.alpha_max", lower: Lower::ZeroOrMore, max: 1.0, unit: "", reason: PROBABILITY },
+    Limit { field: "ared.beta", lower: Lower::ZeroOrMore, max: 1.0, unit: "", reason: "a multiplicative decrease factor" },
+    Limit { field: "top", lower: Lower::ZeroOrMore, max: 1.0, unit: "", reason: PROBABILITY },
+    Limit { field: "bottom", lower: Lower::ZeroOrMore, max: 1.0, unit: "", reason: PROBABILITY },
+    Limit { field: "pie.alpha", lower: Lower::ZeroOrMore, max: 1e6, unit: "1/s", reason: GAIN },
+    Limit { field: "pie.beta", lower: Lower::ZeroOrMore, max: 1e6, unit: "1/s", reason: GAIN },
+    Limit { field: "afd.alpha", lower: Lower::ZeroOrMore, max: 1e6, unit: "", reason: GAIN },
+    Limit { field: "afd.beta", lower: Lower::ZeroOrMore, max: 1e6, unit: "", reason: GAIN },
+    Limit { field: "rem.alpha", lower: Lower::ZeroOrMore, max: 1e6, unit: "", reason: GAIN },
+    Limit { field: "gamma", lower: Lower::ZeroOrMore, max: 1e6, unit: "", reason: GAIN },
+    Limit { field: "phi", lower: Lower::ZeroOrMore, max: 1e6, unit: "", reason: GAIN },
+    Limit { field: "pi.a", lower: Lower::ZeroOrMore, max: 1e6, unit: "", reason: GAIN },
+    Limit { field: "pi.b", lower: Lower::ZeroOrMore, max: 1e6, unit: "", reason: GAIN },
+    Limit { field: "dcn.a", lower: Lower::Signed(-1e6), max: 1e6, unit: "", reason: GAIN },
+    Limit { field: "dcn.b", lower: Lower::Signed(-1e6), max: 1e6, unit: "", reason: GAIN },
+    Limit { field: "n_ref_flows", lower: Lower::ZeroOrMore, max: 1e7, unit: "flows", reason: "at most ten million flows" },
+    Limit { field: "flow_exponent", lower: Lower::ZeroOrMore, max: 100.0, unit: "", reason: "an exponent; beyond 100 max_p is 0 or its cap" },
+    Limit { field: "rate_exponent", lower: Lower::ZeroOrMore, max: 100.0, unit: "", reason: "an exponent; beyond 100 max_p is 0 or its cap" },
+    Limit { field: "m_min", lower: Lower::ZeroOrMore, max: 1e7, unit: "entries", reason: TABLE },
+    Limit { field: "sample_one_in", lower: Lower::ZeroOrMore, max: 1e9, unit: "", reason: "one arrival in a billion" },
+    Limit { field: "candidates", lower: Lower::ZeroOrMore, max: 64.0, unit: "", reason: "CHOKe draws at most 64 packets per arrival" },
+    Limit { field: "table_size", lower: Lower::ZeroOrMore, max: 1e7, unit: "entries", reason: TABLE },
+    Limit { field: "sb_size", lower: Lower::ZeroOrMore, max: 1e7, unit: "entries", reason: TABLE },
+    Limit { field: "hb_size", lower: Lower::ZeroOrMore, max: 1e7, unit: "entries", reason: TABLE },
+    Limit { field: "hb_max_chain", lower: Lower::ZeroOrMore, max: 1e7, unit: "entries", reason: TABLE },
+    Limit { field: "shadow_size", lower: Lower::ZeroOrMore, max: 1e7, unit: "entries", reason: TABLE },
+    Limit { field: "mean_pkt_bytes", lower: Lower::ZeroOrMore, max: 65_535.0, unit: "bytes", reason: PACKET },
+    Limit { field: "mtu_bytes", lower: Lower::ZeroOrMore, max: 65_535.0, unit: "bytes", reason: PACKET },
+    Limit { field: "dq_threshold_bytes", lower: Lower::ZeroOrMore, max: 1.5e10, unit: "bytes", reason: QUEUE },
+    Limit { field: "k_bytes", lower: Lower::ZeroOrMore, max: 1.5e10, unit: "bytes", reason: QUEUE },
+    // --- units (suffixes): longest first ----------------------------------------------------
+    Limit { field: "_per_s", lower: Lower::ZeroOrMore, max: 1e6, unit: "1/s", reason: CONN_RATE },
+    Limit { field: "_pps", lower: Lower::ZeroOrMore, max: 1e9, unit: "packets/s", reason: "a 1 Tb/s link of 125-byte packets" },
+    Limit { field: "_bps", lower: Lower::AtLeast(1e3), max: 1e12, unit: "bit/s", reason: RATE },
+    Limit { field: "_hz", lower: Lower::ZeroOrMore, max: 1e6, unit: "Hz", reason: PERIOD_HZ },
+    Limit { field: "_pkts", lower: Lower::ZeroOrMore, max: 1e7, unit: "packets", reason: QUEUE },
+    Limit { field: "_bytes", lower: Lower::ZeroOrMore, max: 1e12, unit: "bytes", reason: SIZE },
+    Limit { field: "_us", lower: Lower::ZeroOrAtLeast(1e-3), max: 1e12, unit: "us", reason: TIME },
+    Limit { field: "_ms", lower: Lower::ZeroOrAtLeast(1e-6), max: 1e9, unit: "ms", reason: TIME },
+    Limit { field: "_s", lower: Lower::ZeroOrAtLeast(1e-9), max: 1e6, unit: "s", reason: TIME },
+];
+
+/// The parameters of a distribution that are values of the quantity it draws.
+const DIST_VALUES: &[&str] = &["value", "mean", "low", "high", "scale", "max", "values"];
+
+/// The limit of the number at `path` (segments, array indices as `[i]`), whose tables carry
+/// the `kind` tags in `kinds` (path of the table -> kind).
+pub fn limit_for(segments: &[String], kinds: &HashMap<String, String>) -> Option<&'static Limit> {
+    let name = segments.iter().rev().find(|s| !s.starts_with('['))?;
+    let at = segments.iter().rposition(|s| s == name).expect("found above");
+    let table = join(&segments[..at]);
+    if kinds.contains_key(&format!("{table}#dist")) {
+        if DIST_VALUES.contains(&name.as_str()) {
+            // The quantity: the nearest enclosing field that is not part of a distribution.
+            let quantity = segments[..at]
+                .iter()
+                .rev()
+                .find(|s| !s.starts_with('[') && s.as_str() != "parts")
+                .expect("a distribution is a field's value");
+            return by_name(quantity, None);
+        }
+        return by_name(name, None);
+    }
+    by_name(name, kinds.get(&table).map(String::as_str))
+}
+
+fn by_name(name: &str, kind: Option<&str>) -> Option<&'static Limit> {
+    if let Some(k) = kind {
+        let qualified = format!("{k}.{name}");
+        if let Some(l) = LIMITS.iter().find(|l| l.field == qualified) {
+            return Some(l);
+        }
+    }
+    LIMITS
+        .iter()
+        .find(|l| l.field == name)
+        .or_else(|| LIMITS.iter().find(|l| l.field.starts_with('_') && name.ends_with(l.field)))
+}
+
+impl Limit {
+    /// The rule `v` breaks, if any.
+    pub fn broken(&self, v: f64) -> Option<String> {
+        if !v.is_finite() {
+            return Some("must be a finite number".into());
+        }
+        let unit = if self.unit.is_empty() { String::new() } else { format!(" {}", self.unit) };
+        let low = match self.lower {
+            Lower::ZeroOrMore if v < 0.0 => Some("must be zero or positive".to_string()),
+            Lower::Positive if v <= 0.0 => Some("must be positive".to_string()),
+            Lower::AtLeast(_) if v <= 0.0 => Some("must be positive".to_string()),
+            Lower::AtLeast(x) if v < x => Some(format!("must be at least {}{unit} ({})", short(x), self.reason)),
+            Lower::ZeroOrAtLeast(_) if v < 0.0 => Some("must be zero or positive".to_string()),
+            Lower::ZeroOrAtLeast(x) if v > 0.0 && v < x => Some(format!("must be 0 or at least {}{unit} ({})", short(x), self.reason)),
+            Lower::Signed(x) if v < x => Some(format!("must be at least {}{unit} ({})", short(x), self.reason)),
+            _ => None,
+        };
+        low.or_else(|| (v > self.max).then(|| format!("must be at most {}{unit} ({})", short(self.max), self.reason)))
+    }
+
+    /// The range as written in docs/scenario.md, e.g. `0 or [1e-06, 1e+09] ms`.
+    pub fn range(&self) -> String {
+        let max = short(self.max);
+        let unit = if self.unit.is_empty() { String::new() } else { format!(" {}", self.unit) };
+        match self.lower {
+            Lower::ZeroOrMore => format!("[0, {max}]{unit}"),
+            Lower::Positive => format!("(0, {max}]{unit}"),
+            Lower::AtLeast(x) | Lower::Signed(x) => format!("[{}, {max}]{unit}", short(x)),
+            Lower::ZeroOrAtLeast(x) => format!("0 or [{}, {max}]{unit}", short(x)),
+        }
+    }
+}
+
+fn short(x: f64) -> String {
+    if x != 0.0 && (x.abs() >= 1e5 || x.abs() < 1e-3) {
+        format!("{x:e}")
+    } else {
+        format!("{x}")
+    }
+}
+
+/// A value as messages show it: whole numbers in full below 1e15, else compact.
+fn value_text(x: f64) -> String {
+    if x.is_finite() && (x.abs() >= 1e15 || (x != 0.0 && x.abs() < 1e-4)) {
+        format!("{x:e}")
+    } else {
+        format!("{x}")
+    }
+}
+
+fn join(segments: &[String]) -> String {
+    let mut out = String::new();
+    for s in segments {
+        if !s.starts_with('[') && !out.is_empty() {
+            out.push('.');
+        }
+        out.push_str(s);
+    }
+    out
+}
+
+/// Checks every number of `scenario` against its limit; the first out of range is the error.
+pub fn check(scenario: &Scenario) -> Result<(), ConfigError> {
+    let (numbers, kinds) = numbers(scenario);
+    for (segments, v) in &numbers {
+        if let Some(rule) = limit_for(segments, &kinds).map_or_else(
+            || (!v.is_finite()).then(|| "must be a finite number".to_string()),
+            |l| l.broken(*v),
+        ) {
+            return Err(ConfigError { path: join(segments), value: value_text(*v), rule });
+        }
+    }
+    Ok(())
+}
+
+/// A number of the scenario: its path (field names, and array indices as `[i]`) and value.
+pub type Number = (Vec<String>, f64);
+
+/// Every number of the scenario with its path, and the tags of its tables (table path ->
+/// `kind`, and `table#dist` -> `dist` for distributions).
+pub fn numbers(scenario: &Scenario) -> (Vec<Number>, HashMap<String, String>) {
+    let mut w = Walker::default();
+    scenario.serialize(&mut w).expect("the walker accepts every value");
+    (w.numbers, w.kinds)
+}
+
+/// A serde serializer that records numbers by path (it sees f64 values as they are, NaN
+/// included, which a JSON value cannot hold).
+#[derive(Default)]
+struct Walker {
+    path: Vec<String>,
+    index: Vec<usize>,
+    numbers: Vec<Number>,
+    kinds: HashMap<String, String>,
+}
+
+impl Walker {
+    fn number(&mut self, v: f64) {
+        self.numbers.push((self.path.clone(), v));
+    }
+    fn text(&mut self, v: &str) {
+        if let Some((tag, table)) = self.path.split_last() {
+            match tag.as_str() {
+                "kind" => {
+                    self.kinds.insert(join(table), v.to_string());
+                }
+                "dist" => {
+                    self.kinds.insert(format!("{}#dist", join(table)), v.to_string());
+                }
+                _ => {}
+            }
+        }
+    }
+    fn field<T: ?Sized + Serialize>(&mut self, key: &str, value: &T) -> Result<(), serde_json::Error> {
+        self.path.push(key.to_string());
+        value.serialize(&mut *self)?;
+        self.path.pop();
+        Ok(())
+    }
+    fn element<T: ?Sized + Serialize>(&mut self, value: &T) -> Result<(), serde_json::Error> {
+        let i = self.index.last_mut().expect("in a sequence");
+        let seg = format!("[{i}]");
+        *i += 1;
+        self.path.push(seg);
+        value.serialize(&mut *self)?;
+        self.path.pop();
+        Ok(())
+    }
+}
+
+type R = Result<(), serde_json::Error>;
+
+impl<'a> ser::Serializer for &'a mut Walker {
+    type Ok = ();
+    type Error = serde_json::Error;
+    type SerializeSeq = &'a mut Walker;
+    type SerializeTuple = &'a mut Walker;
+    type SerializeTupleStruct = &'a mut Walker;
+    type SerializeTupleVariant = &'a mut Walker;
+    type SerializeMap = &'a mut Walker;
+    type SerializeStruct = &'a mut Walker;
+    type SerializeStructVariant = &'a mut Walker;
+
+    fn serialize_bool(self, _: bool) -> R {
+        Ok(())
+    }
+    fn serialize_i8(self, v: i8) -> R {
+        self.serialize_f64(v as f64)
+    }
+    fn serialize_i16(self, v: i16) -> R {
+        self.serialize_f64(v as f64)
+    }
+    fn serialize_i32(self, v: i32) -> R {
+        self.serialize_f64(v as f64)
+    }
+    fn serialize_i64(self, v: i64) -> R {
+        self.serialize_f64(v as f64)
+    }
+    fn serialize_u8(self, v: u8) -> R {
+        self.serialize_f64(v as f64)
+    }
+    fn serialize_u16(self, v: u16) -> R {
+        self.serialize_f64(v as f64)
+    }
+    fn serialize_u32(self, v: u32) -> R {
+        self.serialize_f64(v as f64)
+    }
+    fn serialize_u64(self, v: u64) -> R {
+        self.serialize_f64(v as f64)
+    }
+    fn serialize_f32(self, v: f32) -> R {
+        self.serialize_f64(v as f64)
+    }
+    fn serialize_f64(self, v: f64) -> R {
+        self.number(v);
+        Ok(())
+    }
+    fn serialize_char(self, _: char) -> R {
+        Ok(())
+    }
+    fn serialize_str(self, v: &str) -> R {
+        self.text(v);
+        Ok(())
+    }
+    fn serialize_bytes(self, _: &[u8]) -> R {
+        Ok(())
+    }
+    fn serialize_none(self) -> R {
+        Ok(())
+    }
+    fn serialize_some<T: ?Sized + Serialize>(self, value: &T) -> R {
+        value.serialize(self)
+    }
+    fn serialize_unit(self) -> R {
+        Ok(())
+    }
+    fn serialize_unit_struct(self, _: &'static str) -> R {
+        Ok(())
+    }
+    fn serialize_unit_variant(self, _: &'static str, _: u32, variant: &'static str) -> R {
+        self.text(variant);
+        Ok(())
+    }
+    fn serialize_newtype_struct<T: ?Sized + Serialize>(self, _: &'static str, value: &T) -> R {
+        value.serialize(self)
+    }
+    fn serialize_newtype_variant<T: ?Sized + Serialize>(self, _: &'static str, _: u32, variant: &'static str, value: &T) -> R {
+        self.field(variant, value)
+    }
+    fn serialize_seq(self, _: Option<usize>) -> Result<Self::SerializeSeq, serde_json::Error> {
+        self.index.push(0);
+        Ok(self)
+    }
+    fn serialize_tuple(self, len: usize) -> Result<Self::SerializeTuple, serde_json::Error> {
+        self.serialize_seq(Some(len))
+    }
+    fn serialize_tuple_struct(self, _: &'static str, len: usize) -> Result<Self::SerializeTupleStruct, serde_json::Error> {
+        self.serialize_seq(Some(len))
+    }
+    fn serialize_tuple_variant(self, _: &'static str, _: u32, variant: &'static str, len: usize) -> Result<Self::SerializeTupleVariant, serde_json::Error> {
+        self.path.push(variant.to_string());
+        self.serialize_seq(Some(len))
+    }
+    fn serialize_map(self, _: Option<usize>) -> Result<Self::SerializeMap, serde_json::Error> {
+        Ok(self)
+    }
+    fn serialize_struct(self, _: &'static str, _: usize) -> Result<Self::SerializeStruct, serde_json::Error> {
+        Ok(self)
+    }
+    fn serialize_struct_variant(self, _: &'static str, _: u32, variant: &'static str, _: usize) -> Result<Self::SerializeStructVariant, serde_json::Error> {
+        self.path.push(variant.to_string());
+        Ok(self)
+    }
+}
+
+/// Sequences of every kind: each element at the next index.
+macro_rules! sequence {
+    ($trait:ident, $method:ident) => {
+        impl ser::$trait for &mut Walker {
+            type Ok = ();
+            type Error = serde_json::Error;
+            fn $method<T: ?Sized + Serialize>(&mut self, value: &T) -> R {
+                self.element(value)
+            }
+            fn end(self) -> R {
+                self.index.pop();
+                Ok(())
+            }
+        }
+    };
+}
+
+sequence!(SerializeSeq, serialize_element);
+sequence!(SerializeTuple, serialize_element);
+sequence!(SerializeTupleStruct, serialize_field);
+
+impl ser::SerializeTupleVariant for &mut Walker {
+    type Ok = ();
+    type Error = serde_json::Error;
+    fn serialize_field<T: ?Sized + Serialize>(&mut self, value: &T) -> R {
+        self.element(value)
+    }
+    fn end(self) -> R {
+        self.index.pop();
+        self.path.pop();
+        Ok(())
+    }
+}
+
+impl ser::SerializeMap for &mut Walker {
+    type Ok = ();
+    type Error = serde_json::Error;
+    fn serialize_key<T: ?Sized + Serialize>(&mut self, key: &T) -> R {
+        // Map keys are strings in a scenario; keep the key as the next path segment.
+        let key = serde_json::to_value(key)?;
+        self.path.push(key.as_str().map_or_else(|| key.to_string(), str::to_string));
+        Ok(())
+    }
+    fn serialize_value<T: ?Sized + Serialize>(&mut self, value: &T) -> R {
+        value.serialize(&mut **self)?;
+        self.path.pop();
+        Ok(())
+    }
+    fn end(self) -> R {
+        Ok(())
+    }
+}
+
+impl ser::SerializeStruct for &mut Walker {
+    type Ok = ();
+    type Error = serde_json::Error;
+    fn serialize_field<T: ?Sized + Serialize>(&mut self, key: &'static str, value: &T) -> R {
+        self.field(key, value)
+    }
+    fn end(self) -> R {
+        Ok(())
+    }
+}
+
+impl ser::SerializeStructVariant for &mut Walker {
+    type Ok = ();
+    type Error = serde_json::Error;
+    fn serialize_field<T: ?Sized + Serialize>(&mut self, key: &'static str, value: &T) -> R {
+        self.field(key, value)
+    }
+    fn end(self) -> R {
+        self.path.pop();
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Scenarios that between them hold every field of every table, optional ones included
+    /// (decoded without validation: only their numbers matter here).
+    const EVERY_FIELD: &[&str] = &[
+        r#"{"name": "a", "duration_s": 10, "warmup_s": 1,
+            "topology": {"clients": 2, "servers": 2, "access_rate_bps": 1e8, "access_delay_ms": 1,
+                "access_queue": {"limit_pkts": 10, "limit_bytes": 15000, "aqm": {"kind": "droptail"}},
+                "delay_resolution_us": 100,
+                "bottleneck": {"rate_bps": 1e7, "delay_ms": 1, "random_loss": 0.1,
+                    "queue": {"limit_pkts": 100, "aqm": {"kind": "red", "min_th_pkts": 5, "max_th_pkts": 15, "max_p": 0.1, "w_q": 0.002, "mean_pkt_bytes": 1000}},
+                    "up_queue": {"limit_bytes": 150000, "aqm": {"kind": "ared", "target_delay_ms": 5, "interval_ms": 500, "max_p": 0.1, "alpha_max": 0.01, "beta": 0.9, "top": 0.5, "bottom": 0.01, "min_th_pkts": 5, "max_th_pkts": 15, "w_q": 0.002, "mean_pkt_bytes": 1000}}}},
+            "tcp": {"profile": "linux", "mss_bytes": 1460, "header_bytes": 40, "initial_rto_s": 1, "min_rto_s": 0.2, "max_rto_s": 60,
+                "initial_window_segments": 10, "delayed_ack_ms": 40, "ack_every_segments": 2, "syn_retries": 6, "congestion_control": "cubic",
+                "ecn": true, "ecn_plus": "seed", "beta": 0.7, "abe": true, "beta_ecn": 0.85, "cubic_c": 0.4, "abc": true,
+                "clients": {"ecn_fraction": 0.5}, "servers": {"mss_bytes": 1000}},
+            "workloads": [
+                {"kind": "bulk", "flows": 2, "bytes": 1000, "start_s": 1, "start_jitter_s": 1, "host_offset": 1,
+                 "rtt_ms": {"dist": "uniform", "low": 10, "high": 20}, "rwnd_bytes": {"dist": "discrete", "values": [1e4, 2e4], "weights": [1, 2]},
+                 "tcp": {"ecn": true}},
+                {"kind": "exchanges", "arrival_rate_per_s": 10, "start_s": 0, "stop_s": 5,
+                 "exchanges_per_connection": {"dist": "exponential", "mean": 2}, "request_bytes": {"dist": "constant", "value": 300},
+                 "response_bytes": {"dist": "mixture", "weights": [1, 1], "parts": [{"dist": "lomax", "scale": 1720, "shape": 1.2, "max": 1e6}, {"dist": "bounded_pareto", "low": 1e5, "high": 1e8, "shape": 1.1}]},
+                 "server_delay_ms": {"dist": "pareto", "mean": 1, "shape": 2}, "think_time_s": {"dist": "constant", "value": 0},
+                 "rtt_ms": {"dist": "constant", "value": 40}, "rwnd_bytes": {"dist": "constant", "value": 65536}},
+                {"kind": "web_sessions", "session_rate_per_s": 1, "start_s": 0, "stop_s": 5, "rtt_ms": {"dist": "constant", "value": 40}},
+                {"kind": "packmime_http", "rate_per_s": 10, "p_persistent": 0.1, "start_s": 0, "stop_s": 5, "rtt_ms": {"dist": "constant", "value": 40}},
+                {"kind": "tpcw_browsers", "browsers": 3, "think_mean_s": 7, "think_max_s": 70, "session_min_mean_s": 900, "session_min_max_s": 3600, "rtt_ms": {"dist": "constant", "value": 40}},
+                {"kind": "packet_source", "rate_pps": 100, "size_bytes": {"dist": "constant", "value": 1000}, "start_s": 0, "stop_s": 5}
+            ],
+            "metrics": {"interval_s": 1, "queue_sample_ms": 10, "sojourn_bin_ms": 0.1, "sojourn_max_ms": 2000, "flow_sample_ms": 10}}"#,
+    ];
+
+    /// The same scenario with each other AQM on the bottleneck, every optional field set.
+    const AQMS: &[&str] = &[
+        r#"{"kind": "rem", "phi": 1.001, "gamma": 0.001, "alpha": 0.1, "b_star_pkts": 20, "update_ms": 2, "in_weight": 1, "mean_pkt_bytes": 1000}"#,
+        r#"{"kind": "pi", "a": 1.822e-5, "b": 1.816e-5, "sample_hz": 170, "q_ref_pkts": 50, "mean_pkt_bytes": 1000}"#,
+        r#"{"kind": "pie", "target_ms": 15, "tupdate_ms": 15, "alpha": 0.125, "beta": 1.25, "max_burst_ms": 150, "dq_threshold_bytes": 16384, "dq_rate_weight": 0.125, "mark_ecnth": 0.1, "mean_pkt_bytes": 1500}"#,
+        r#"{"kind": "codel", "target_ms": 5, "interval_ms": 100, "mtu_bytes": 1514}"#,
+        r#"{"kind": "threshold", "k_pkts": 20, "k_bytes": 30000}"#,
+        r#"{"kind": "dcn", "sb_size": 1000, "hb_size": 100, "hb_max_chain": 10, "threshold_pkts": 10, "clearing_interval_ms": 500, "a": 1e-5, "b": 2e-5, "t_update_ms": 10, "q_ref_pkts": 50, "t_dec_ms": 10, "p_ref_max_pkts": 100}"#,
+        r#"{"kind": "afd", "shadow_size": 1000, "sample_one_in": 10, "alpha": 1.7, "beta": 1.8, "update_hz": 160, "q_target_pkts": 50, "m_min": 1}"#,
+        r#"{"kind": "rio_ps", "in_min_th_pkts": 5, "in_max_th_pkts": 15, "in_max_p": 0.02, "out_min_th_pkts": 5, "out_max_th_pkts": 15, "out_max_p": 0.1, "w_q": 0.002, "short_flow_pkts": 20, "idle_timeout_ms": 500, "table_size": 1000, "mean_pkt_bytes": 1000}"#,
+        r#"{"kind": "choke", "min_th_pkts": 5, "max_th_pkts": 15, "max_p": 0.1, "w_q": 0.002, "candidates": 1, "mean_pkt_bytes": 1000}"#,
+        r#"{"kind": "aecn", "n_ref_flows": 10, "flow_exponent": 1, "rate_exponent": 1, "max_p_cap": 0.5, "window_ms": 1000, "table_size": 1000}"#,
+    ];
+
+    fn scenarios() -> Vec<Scenario> {
+        let base: serde_json::Value = serde_json::from_str(EVERY_FIELD[0]).unwrap();
+        let mut out = vec![serde_json::from_value(base.clone()).unwrap()];
+        for aqm in AQMS {
+            let mut v = base.clone();
+            v["topology"]["bottleneck"]["queue"]["aqm"] = serde_json::from_str(aqm).unwrap();
+            out.push(serde_json::from_value(v).unwrap_or_else(|e| panic!("{aqm}: {e}")));
+        }
+        out
+    }
+
+    /// Names of the numeric fields in the JSON Schema (arrays of numbers included).
+    fn schema_numbers() -> std::collections::BTreeSet<String> {
+        fn numeric(node: &serde_json::Value) -> bool {
+            let ty = |t: &serde_json::Value| t == "number" || t == "integer";
+            match &node["type"] {
+                serde_json::Value::Array(a) if a.iter().any(ty) => true,
+                serde_json::Value::String(_) if ty(&node["type"]) => true,
+                _ => node["type"] == "array" && numeric(&node["items"]),
+            }
+        }
+        fn walk(node: &serde_json::Value, out: &mut std::collections::BTreeSet<String>) {
+            match node {
+                serde_json::Value::Object(m) => {
+                    if let Some(serde_json::Value::Object(props)) = m.get("properties") {
+                        for (k, v) in props {
+                            if numeric(v) {
+                                out.insert(k.clone());
+                            }
+                        }
+                    }
+                    m.values().for_each(|v| walk(v, out));
+                }
+                serde_json::Value::Array(a) => a.iter().for_each(|v| walk(v, out)),
+                _ => {}
+            }
+        }
+        let mut out = std::collections::BTreeSet::new();
+        walk(&serde_json::from_str(&super::super::json_schema()).unwrap(), &mut out);
+        out
+    }
+
+    #[test]
+    fn every_numeric_field_has_a_limit() {
+        let mut seen = std::collections::BTreeSet::new();
+        for s in scenarios() {
+            let (numbers, kinds) = numbers(&s);
+            for (segments, _) in &numbers {
+                let name = segments.iter().rev().find(|s| !s.starts_with('[')).unwrap();
+                seen.insert(name.clone());
+                assert!(limit_for(segments, &kinds).is_some(), "no limit for {}", join(segments));
+            }
+        }
+        // The fixtures hold every numeric field the schema knows.
+        let missing: Vec<_> = schema_numbers().into_iter().filter(|n| !seen.contains(n)).collect();
+        assert!(missing.is_empty(), "fields missing from EVERY_FIELD/AQMS: {missing:?}");
+    }
+
+    #[test]
+    fn lookup_prefers_kind_then_name_then_unit_and_distributions_take_their_quantity() {
+        let s = &scenarios()[3]; // PIE
+        let (numbers, kinds) = numbers(s);
+        let find = |path: &str| {
+            let (segments, _) = numbers.iter().find(|(seg, _)| join(seg) == path).unwrap_or_else(|| panic!("{path}"));
+            limit_for(segments, &kinds).unwrap().field
+        };
+        assert_eq!(find("topology.bottleneck.queue.aqm.beta"), "pie.beta");
+        assert_eq!(find("tcp.beta"), "beta");
+        assert_eq!(find("topology.bottleneck.queue.aqm.target_ms"), "_ms");
+        assert_eq!(find("workloads[0].rtt_ms.low"), "_ms");
+        assert_eq!(find("workloads[0].rwnd_bytes.values[1]"), "rwnd_bytes");
+        assert_eq!(find("workloads[0].rwnd_bytes.weights[0]"), "weights");
+        assert_eq!(find("workloads[1].response_bytes.parts[1].low"), "_bytes");
+        assert_eq!(find("workloads[1].response_bytes.parts[0].shape"), "shape");
+        assert_eq!(find("workloads[1].arrival_rate_per_s"), "_per_s");
+        assert_eq!(find("workloads[5].rate_pps"), "_pps");
+    }
+
+    #[test]
+    fn messages_name_the_bound_and_its_reason() {
+        let l = by_name("rate_bps", None).unwrap();
+        assert_eq!(l.broken(-5.0).unwrap(), "must be positive");
+        assert!(l.broken(0.5).unwrap().starts_with("must be at least 1000 bit/s ("));
+        assert!(l.broken(2e12).unwrap().starts_with("must be at most 1e12 bit/s ("));
+        assert_eq!(l.broken(f64::NAN).unwrap(), "must be a finite number");
+        assert_eq!(l.broken(1e7), None);
+        let t = by_name("interval_ms", None).unwrap();
+        assert_eq!(t.broken(0.0), None);
+        assert!(t.broken(1e-7).unwrap().starts_with("must be 0 or at least 1e-6 ms ("));
+        assert_eq!(t.broken(-1.0).unwrap(), "must be zero or positive");
+        // A NaN that a JSON scenario cannot carry, set through the Rust API, is caught too.
+        let mut s = scenarios().remove(0);
+        s.topology.bottleneck.random_loss = f64::NAN;
+        let e = s.validate().unwrap_err();
+        assert_eq!(e.to_string(), "topology.bottleneck.random_loss (NaN) must be a finite number");
+    }
+
+    #[test]
+    fn docs_list_every_limit() {
+        let docs = include_str!("../../../../docs/scenario.md");
+        let rows: Vec<String> = LIMITS.iter().map(|l| format!("| `{}` | {} | {} |", l.field, l.range(), l.reason)).collect();
+        let missing: Vec<&String> = rows.iter().filter(|r| !docs.contains(r.as_str())).collect();
+        assert!(missing.is_empty(), "docs/scenario.md lacks these rows of its Limits table:\n{}", rows.join("\n"));
+    }
+}
