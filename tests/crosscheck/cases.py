@@ -19,13 +19,19 @@ docs/validation.md is generated from a run of these cases
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 SCENARIOS = Path(__file__).resolve().parent / "scenarios"
+SPREAD_FILE = Path(__file__).resolve().parent / "spread.json"
+K_SPREAD = 3.0
+"""A ``within_spread`` check allows K_SPREAD standard deviations of the difference between the
+two simulators' means: with independent normal errors, a model that agrees fails such a row
+with a chance of 0.3%."""
 
 
 @dataclass(frozen=True)
@@ -41,6 +47,8 @@ class Check:
     high: float = math.nan
     ns2_range: tuple[float, float] | None = None  # differ: ranges of each side's value
     ecnlab_range: tuple[float, float] | None = None
+    spread: bool = False  # a tolerance from the measured spread (resolved per case)
+    unexplained: bool = False  # differ: a measured difference whose cause is not yet known
 
     def verdict(self, ns2: float, ecnlab: float) -> tuple[bool, str]:
         """(passes, verdict text)."""
@@ -58,7 +66,8 @@ class Check:
         if not math.isnan(self.low):
             d = (ecnlab - ns2) / abs(ns2) if ns2 else math.inf * (ecnlab - ns2)
             ok &= self.low <= d <= self.high
-        return ok, "documented difference" if ok else "DIFFERENCE CHANGED"
+        label = "unexplained difference" if self.unexplained else "documented difference"
+        return ok, label if ok else "DIFFERENCE CHANGED"
 
     def criterion(self) -> str:
         """The criterion in words (for the table)."""
@@ -80,6 +89,20 @@ def agree(measure: str, why: str, rel: float = math.nan, abs: float = math.nan) 
     return Check(measure, "agree", why, rel=rel, abs=abs)
 
 
+def within_spread(measure: str) -> Check:
+    """Agreement within the measured seed-to-seed spread of both simulators (spread.json):
+    the tolerance is K_SPREAD standard deviations of the difference of the two sides' means."""
+    return Check(measure, "agree", "", spread=True)
+
+
+def unexplained(measure: str, note: str) -> Check:
+    """A difference measured over the seeds of spread.json whose cause is not yet known: the
+    relative difference must stay within K_SPREAD standard deviations of the measured one, so
+    the row fails if the difference grows, shrinks away or changes sign. ``note`` says what
+    was looked at; the issue that tracks it is the cross-validation issue."""
+    return Check(measure, "differ", note, spread=True, unexplained=True)
+
+
 def differ(
     measure: str,
     why: str,
@@ -99,6 +122,11 @@ class Case:
     checks: tuple[Check, ...]
     seeds: tuple[int, ...] = (1,)
     overrides: tuple[str, ...] = field(default=())
+
+    def resolved_checks(self) -> tuple[Check, ...]:
+        """The checks with every ``within_spread`` tolerance computed from spread.json for this
+        case's number of seeds (an absolute tolerance, its derivation in ``why``)."""
+        return tuple(_resolve(self, c) if c.spread else c for c in self.checks)
 
     @property
     def path(self) -> Path:
@@ -131,8 +159,33 @@ ECN_ONE_SEGMENT = (
 )
 
 
-def _spread(text: str) -> str:
-    return f"seed-to-seed spread {text}"
+def _resolve(case: Case, check: Check) -> Check:
+    data = json.loads(SPREAD_FILE.read_text())
+    key = f"{case.name}|{check.measure}"
+    if key not in data["spread"]:
+        raise KeyError(
+            f"{key} has no measured spread: run {data['command']} {case.name} and add it to "
+            f"{SPREAD_FILE.name}"
+        )
+    mean_ns2, sd_ns2, mean_ecnlab, sd_ecnlab = data["spread"][key]
+    n = len(case.seeds)
+    sd_diff = math.sqrt((sd_ns2**2 + sd_ecnlab**2) / n)
+    if check.unexplained:
+        d = (mean_ecnlab - mean_ns2) / abs(mean_ns2)
+        half = K_SPREAD * sd_diff / abs(mean_ns2)
+        why = (
+            f"NOT YET EXPLAINED. Over {data['seeds']} seeds ({data['measured_at']}) ns-2 "
+            f"{mean_ns2:.4g} (sd {sd_ns2:.2g}), ecnlab {mean_ecnlab:.4g} (sd {sd_ecnlab:.2g}): "
+            f"a difference of {100 * d:+.1f} %, {abs(d) / half * K_SPREAD:.1f} sd of {n}-seed "
+            f"means. {check.why}"
+        )
+        return replace(check, why=why, low=d - half, high=d + half, spread=False)
+    why = (
+        f"seed-to-seed spread over {data['seeds']} seeds ({data['command']}; "
+        f"{data['measured_at']}): ns-2 sd {sd_ns2:.2g}, ecnlab sd {sd_ecnlab:.2g}, so the "
+        f"difference of {n}-seed means has sd {sd_diff:.2g}; tolerance {K_SPREAD:g} of it"
+    )
+    return replace(check, why=why, abs=K_SPREAD * sd_diff, spread=False)
 
 
 CASES: tuple[Case, ...] = (
@@ -188,10 +241,13 @@ CASES: tuple[Case, ...] = (
         "timeouts.toml",
         "16 flows with windows of 1-3 segments: most losses repaired by the timer",
         (
-            agree("utilization_down", _spread("pending"), rel=0.03),
-            agree("loss_rate_down", _spread("pending"), rel=0.1),
-            agree("retx_share", _spread("pending"), rel=0.1),
-            agree("timeouts_per_flow", _spread("pending"), rel=0.2),
+            unexplained("utilization_down", "Follows from the timeouts below."),
+            within_spread("loss_rate_down"),
+            within_spread("retx_share"),
+            unexplained(
+                "timeouts_per_flow",
+                "Candidates: ns-2's periodic delayed-ACK timer and its integer window reductions (ns2-defaults.md); not yet traced.",
+            ),
         ),
         seeds=(1, 2),
     ),
@@ -200,10 +256,10 @@ CASES: tuple[Case, ...] = (
         "rtt-heterogeneous-droptail.toml",
         "8 flows, RTTs 20-200 ms, drop-tail: RTT unfairness",
         (
-            agree("utilization_down", _spread("pending"), rel=0.01),
-            agree("loss_rate_down", _spread("pending"), rel=0.1),
-            agree("mean_queue_pkts_down", _spread("pending"), rel=0.06),
-            agree("jain_bulk", _spread("pending"), abs=0.06),
+            within_spread("utilization_down"),
+            within_spread("loss_rate_down"),
+            within_spread("mean_queue_pkts_down"),
+            within_spread("jain_bulk"),
         ),
         seeds=(1, 2),
     ),
@@ -212,10 +268,10 @@ CASES: tuple[Case, ...] = (
         "red.toml",
         "RED without ECN (early drops), 12 flows",
         (
-            agree("utilization_down", _spread("pending"), rel=0.01),
-            agree("loss_rate_down", _spread("pending"), rel=0.12),
-            agree("aqm_avg_mean_down", _spread("pending"), rel=0.06),
-            agree("jain_bulk", _spread("pending"), abs=0.06),
+            within_spread("utilization_down"),
+            within_spread("loss_rate_down"),
+            within_spread("aqm_avg_mean_down"),
+            within_spread("jain_bulk"),
         ),
         seeds=(1, 2),
     ),
@@ -224,8 +280,8 @@ CASES: tuple[Case, ...] = (
         "red-ecn.toml",
         "RED with ECN: early marks instead of drops",
         (
-            agree("utilization_down", _spread("pending"), rel=0.01),
-            agree("aqm_avg_mean_down", _spread("pending"), rel=0.08),
+            within_spread("utilization_down"),
+            within_spread("aqm_avg_mean_down"),
             agree("loss_rate_down", "no drops in either", abs=0.001),
             differ("mark_rate_down", DELACK, low=-0.3, high=-0.02),
             differ("arrivals_up", DELACK, low=-0.08, high=-0.01),
@@ -237,8 +293,8 @@ CASES: tuple[Case, ...] = (
         "red-ecn.toml",
         "red-ecn with an ACK for every segment: no delayed-ACK timer",
         (
-            agree("aqm_avg_mean_down", _spread("pending"), rel=0.08),
-            agree("mark_rate_down", _spread("pending"), rel=0.12),
+            within_spread("aqm_avg_mean_down"),
+            within_spread("mark_rate_down"),
             agree("arrivals_up", "an ACK per segment in both", rel=0.01),
         ),
         seeds=(1, 2),
@@ -249,9 +305,12 @@ CASES: tuple[Case, ...] = (
         "red-ecn-drop-above-max.toml",
         "RED with ECN, average above max_th: ECN-capable packets dropped there (RFC 3168)",
         (
-            agree("utilization_down", _spread("pending"), rel=0.04),
-            agree("aqm_avg_mean_down", _spread("pending"), rel=0.06),
-            agree("signal_rate_down", _spread("pending"), rel=0.15),
+            within_spread("utilization_down"),
+            unexplained("aqm_avg_mean_down", "Follows from the signal rate below."),
+            unexplained(
+                "signal_rate_down",
+                "Candidates: ns-2's RED 'old' flag (the first arrival above min_th is not signalled) and its count reset, not modelled in ecnlab; not yet traced.",
+            ),
             differ("timeouts_per_flow", ECN_ONE_SEGMENT, low=-0.35, high=-0.02),
         ),
         seeds=(1, 2),
@@ -302,10 +361,10 @@ CASES: tuple[Case, ...] = (
         "ared.toml",
         "Adaptive RED (target delay 20 ms, max_p adapted), 20 flows",
         (
-            agree("utilization_down", _spread("pending"), rel=0.01),
-            agree("aqm_avg_mean_down", _spread("pending"), rel=0.05),
-            agree("loss_rate_down", _spread("pending"), rel=0.12),
-            agree("aqm_max_p_last_down", _spread("pending"), abs=0.03),
+            within_spread("utilization_down"),
+            within_spread("aqm_avg_mean_down"),
+            within_spread("loss_rate_down"),
+            within_spread("aqm_max_p_last_down"),
         ),
         seeds=(1, 2),
     ),
@@ -314,8 +373,8 @@ CASES: tuple[Case, ...] = (
         "rem-ecn.toml",
         "REM with ECN marking at departure (ns-2's markpkts_), b* = 30 packets",
         (
-            agree("utilization_down", _spread("pending"), rel=0.01),
-            agree("mean_queue_pkts_down", _spread("pending"), rel=0.05),
+            within_spread("utilization_down"),
+            within_spread("mean_queue_pkts_down"),
             differ(
                 "aqm_prob_mean_down",
                 DELACK + "; REM's price settles where the marks balance the windows' growth",
@@ -330,8 +389,8 @@ CASES: tuple[Case, ...] = (
         "pi-ecn.toml",
         "PI with ECN, q_ref = 40 packets",
         (
-            agree("utilization_down", _spread("pending"), rel=0.01),
-            agree("mean_queue_pkts_down", _spread("pending"), rel=0.08),
+            within_spread("utilization_down"),
+            within_spread("mean_queue_pkts_down"),
             differ(
                 "aqm_p_mean_down",
                 DELACK + "; PI's probability settles where the marks balance the windows' growth",
@@ -346,8 +405,8 @@ CASES: tuple[Case, ...] = (
         "syn-losses.toml",
         "SYN and SYN-ACK losses (3 s initial RTO) behind two-way bulk traffic, an ACK per segment",
         (
-            agree("utilization_down", _spread("pending"), rel=0.04),
-            agree("handshake_retx_share", _spread("pending"), rel=0.4),
+            within_spread("utilization_down"),
+            within_spread("handshake_retx_share"),
             agree("handshake_wait_mean_s", "3 s initial RTO, doubled on a second loss", rel=0.15),
         ),
         seeds=(1, 2),
@@ -360,7 +419,10 @@ CASES: tuple[Case, ...] = (
         (
             differ("marks_synack", "SYN-ACKs are marked in both", ns2=(5, 1e9), ecnlab=(5, 1e9)),
             agree("drops_synack", "no SYN-ACK is dropped in either", abs=0.5),
-            agree("response_time_median_s", _spread("pending"), rel=0.06),
+            unexplained(
+                "response_time_median_s",
+                "Candidate: ns-2's delayed ACK is a periodic tick (0-200 ms for a lone segment, ecnlab 200 ms), as in the DELACK rows; not yet traced.",
+            ),
         ),
         seeds=(1, 2),
     ),
@@ -369,10 +431,10 @@ CASES: tuple[Case, ...] = (
         "poisson-short-transfers.toml",
         "short transfers, Poisson arrivals, 60 % load, drop-tail",
         (
-            agree("utilization_down", _spread("pending"), rel=0.04),
-            agree("response_time_median_s", _spread("pending"), rel=0.03),
-            agree("response_time_mean_s", _spread("pending"), rel=0.03),
-            agree("response_time_p90_s", _spread("pending"), rel=0.04),
+            within_spread("utilization_down"),
+            within_spread("response_time_median_s"),
+            within_spread("response_time_mean_s"),
+            within_spread("response_time_p90_s"),
         ),
         seeds=(1,),
     ),
@@ -381,9 +443,9 @@ CASES: tuple[Case, ...] = (
         "web-sessions.toml",
         "web sessions (ns-2's WebTraf) at 90 % load",
         (
-            agree("utilization_down", _spread("pending"), rel=0.1),
-            agree("response_time_median_s", _spread("pending"), rel=0.08),
-            agree("loss_rate_down", _spread("pending"), rel=0.5),
+            within_spread("utilization_down"),
+            within_spread("response_time_median_s"),
+            within_spread("loss_rate_down"),
         ),
         seeds=(1,),
     ),
@@ -392,9 +454,9 @@ CASES: tuple[Case, ...] = (
         "web-sessions.toml",
         "web sessions (ns-2's WebTraf) at 105 % load",
         (
-            agree("utilization_down", _spread("pending"), rel=0.06),
-            agree("response_time_median_s", _spread("pending"), rel=0.1),
-            agree("loss_rate_down", _spread("pending"), rel=0.5),
+            within_spread("utilization_down"),
+            within_spread("response_time_median_s"),
+            within_spread("loss_rate_down"),
         ),
         seeds=(1,),
         overrides=("load.offered_load_mbps=10.5",),
@@ -404,8 +466,8 @@ CASES: tuple[Case, ...] = (
         "packmime.toml",
         "PackMime-HTTP 1.0 (ns-2's PackMimeHTTP) at 90 % load",
         (
-            agree("utilization_down", _spread("pending"), rel=0.1),
-            agree("response_time_median_s", _spread("pending"), rel=0.08),
+            within_spread("utilization_down"),
+            within_spread("response_time_median_s"),
         ),
         seeds=(1,),
     ),
@@ -414,9 +476,9 @@ CASES: tuple[Case, ...] = (
         "packmime.toml",
         "PackMime-HTTP 1.0 at 105 % load",
         (
-            agree("utilization_down", _spread("pending"), rel=0.06),
-            agree("response_time_median_s", _spread("pending"), rel=0.1),
-            agree("loss_rate_down", _spread("pending"), rel=0.5),
+            within_spread("utilization_down"),
+            within_spread("response_time_median_s"),
+            within_spread("loss_rate_down"),
         ),
         seeds=(1,),
         overrides=("load.offered_load_mbps=10.5",),
@@ -454,7 +516,7 @@ def run_case(case: Case, ns: str | None = None) -> dict[str, Any]:
         r = crosscheck_ns2(case.path, seed=seed, overrides=case.overrides, progress=False)
         per_seed.append((r.ns2_measures, r.ecnlab_measures))
     rows = []
-    for check in case.checks:
+    for check in case.resolved_checks():
         ns2 = _mean([m[0].get(check.measure, math.nan) for m in per_seed])
         ecn = _mean([m[1].get(check.measure, math.nan) for m in per_seed])
         ok, verdict = check.verdict(ns2, ecn)

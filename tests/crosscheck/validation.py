@@ -4,7 +4,8 @@
     python tests/crosscheck/validation.py --doc docs/validation.md   # the whole suite
 
 ``--spread`` prints, per check, the mean and seed-to-seed standard deviation of each side over
-seeds 1..N (the numbers the tolerances in cases.py quote). ``--doc`` runs every case with its
+seeds 1..N and stores them in spread.json, from which the ``within_spread`` tolerances of
+cases.py are computed. ``--doc`` runs every case with its
 own seeds and writes the table: the numbers in docs/validation.md are those of that run.
 At most two cases run at once (``--jobs``).
 """
@@ -13,8 +14,10 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import json
 import math
 import statistics
+import subprocess
 import sys
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import replace
@@ -22,7 +25,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from cases import CASES, Case, by_name, run_case
+from cases import CASES, SPREAD_FILE, Case, by_name, run_case
 
 
 def _spread(case: Case, n: int) -> Case:
@@ -33,6 +36,11 @@ def spread(names: list[str], n: int, jobs: int) -> None:
     cases = [by_name()[name] for name in names] if names else list(CASES)
     with ProcessPoolExecutor(jobs) as pool:
         results = list(pool.map(run_case, [_spread(c, n) for c in cases]))
+    data = json.loads(SPREAD_FILE.read_text())
+    if n != data["seeds"]:
+        raise SystemExit(
+            f"{SPREAD_FILE.name} holds spreads over {data['seeds']} seeds; use --spread {data['seeds']}"
+        )
     for case, result in zip(cases, results):
         print(f"== {case.name} (seeds 1..{n})")
         for check in case.checks:
@@ -44,6 +52,32 @@ def spread(names: list[str], n: int, jobs: int) -> None:
                 f"  {check.measure:26s} ns-2 {statistics.mean(a):.5g} sd {sa:.2g}   "
                 f"ecnlab {statistics.mean(b):.5g} sd {sb:.2g}"
             )
+            data["spread"][f"{case.name}|{check.measure}"] = [
+                float(f"{statistics.mean(a):.5g}"), float(f"{sa:.2g}"),
+                float(f"{statistics.mean(b):.5g}"), float(f"{sb:.2g}"),
+            ]  # fmt: skip
+    data["measured_at"] = f"{_commit()} (ecnlab) and {_ns2_version()}, {datetime.date.today()}"
+    SPREAD_FILE.write_text(json.dumps(data, indent=1) + "\n")
+    print(f"spreads written to {SPREAD_FILE}")
+
+
+def _commit() -> str:
+    """The checked-out commit (the runs' ecnlab)."""
+    out = subprocess.run(
+        ["git", "rev-parse", "--short", "HEAD"],
+        check=False,
+        capture_output=True,
+        text=True,
+        cwd=SPREAD_FILE.parent,
+    )
+    return f"commit {out.stdout.strip()}" if out.returncode == 0 else "an unknown commit"
+
+
+def _ns2_version() -> str:
+    out = subprocess.run(
+        ["dpkg-query", "-W", "-f", "${Version}", "ns2"], check=False, capture_output=True, text=True
+    )
+    return f"Debian's ns2 {out.stdout.strip()}" if out.returncode == 0 else "ns-2.35"
 
 
 def _fmt(x: float) -> str:
@@ -151,8 +185,10 @@ time on the project machine). The same cases run in CI as `tests/crosscheck/test
 To rerun one row by hand, run its scenario's command (table above): it prints both sides'
 measures and, with `--out DIR`, writes both sides' tables, the comparison and the ns-2 script
 (`DIR/ns2/scenario.tcl`, which `ns` reruns by itself and gives the same trace). A case with
-several seeds averages them: add `--seed N` for each. The tolerances quote spreads measured with
-`python tests/crosscheck/validation.py --spread 4 NAME` (seeds 1 to 4 of both simulators).
+several seeds averages them: add `--seed N` for each. An *agree* row whose explanation quotes a
+seed-to-seed spread allows three standard deviations of the difference between the two sides'
+means; the spreads are measured with `python tests/crosscheck/validation.py --spread 3 [NAME]`
+(seeds 1 to 3 of both simulators), which stores them in `tests/crosscheck/spread.json`.
 
 What ns-2.35 cannot express is refused by `ecnlab crosscheck ns2` with one line naming the
 field (for example `topology.bottleneck.queue.aqm.kind = "codel": ns-2.35 has no CoDel`): PIE,
