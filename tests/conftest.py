@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 import math
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -92,6 +93,26 @@ def assert_one_line_error(result: Result, *fragments: str) -> None:
     assert "Traceback" not in result.output
     for fragment in fragments:
         assert fragment in err, f"{fragment!r} not in {err!r}"
+
+
+# --- ns-2.35 (the cross-validation's reference simulator) ---------------------------------
+
+
+@pytest.fixture(scope="session")
+def ns2() -> str:
+    """The path of ns-2's ``ns``; the test setup installs Debian's ns2 package when it is
+    missing and the tests run as root (as the report test does for Chromium)."""
+    found = shutil.which("ns")
+    if found is None and shutil.which("apt-get") and os.geteuid() == 0:
+        env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
+        subprocess.run(["apt-get", "update", "-q"], check=True, env=env, capture_output=True)
+        subprocess.run(
+            ["apt-get", "install", "-y", "-q", "ns2"], check=True, env=env, capture_output=True
+        )
+        found = shutil.which("ns")
+    if found is None:
+        pytest.fail("ns-2.35 is needed (Debian: apt-get install -y ns2)")
+    return found
 
 
 def ecnlab_process(*args: str) -> subprocess.Popen[str]:

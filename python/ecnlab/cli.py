@@ -1,5 +1,5 @@
 """The ``ecnlab`` command line: run, validate, calibrate, schema, bench, sweep, query, plot, report,
-verify, reproduce, model.
+verify, reproduce, model, crosscheck.
 
 Expected errors print one red line, without a traceback, and exit with code 2 for bad input
 (invalid scenario, missing file, existing results) or 1 when the work itself failed (failed
@@ -27,6 +27,7 @@ from ._cli_common import fail as _fail
 from ._result import Result
 from ._run import run as run_scenario
 from ._scenario import load_scenario, scenario_json
+from .crosscheck.cli import crosscheck_app
 from .models.cli import model_app
 from .store import CorruptRunError, RunExistsError, StoreError, check_out_dir, write_run
 
@@ -34,6 +35,7 @@ __all__ = ["app", "median_response_time", "summary_table"]
 
 app = command_group("ecnlab", "Packet-level laboratory for ECN, AQM and TCP congestion control.")
 app.add_typer(model_app, name="model")
+app.add_typer(crosscheck_app, name="crosscheck")
 
 _SETS_HELP = "Override a scenario field, e.g. topology.bottleneck.rate_bps=10e6 (repeatable)."
 

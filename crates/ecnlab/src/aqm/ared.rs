@@ -65,6 +65,9 @@ pub struct AredParams {
     pub mean_pkt_bytes: u32,
     /// As RED's `above_max`.
     pub above_max: AboveMax,
+    /// As RED's `min_queue_pkts` (ns-2.35: 2).
+    #[serde(skip_serializing_if = "super::red::is_zero")]
+    pub min_queue_pkts: u32,
 }
 
 impl Default for AredParams {
@@ -86,6 +89,7 @@ impl Default for AredParams {
             byte_mode: red.byte_mode,
             mean_pkt_bytes: red.mean_pkt_bytes,
             above_max: red.above_max,
+            min_queue_pkts: red.min_queue_pkts,
         }
     }
 }
@@ -133,6 +137,7 @@ impl AredParams {
             byte_mode: self.byte_mode,
             mean_pkt_bytes: self.mean_pkt_bytes,
             above_max: self.above_max,
+            min_queue_pkts: self.min_queue_pkts,
         }
     }
 

@@ -18,8 +18,11 @@
 //! `above_max` drop (spec 2.9, "ecnlab defaults"). In byte mode the queue is measured in bytes
 //! and the thresholds are `th_pkts * mean_pkt_bytes` (ns-2).
 //!
-//! Not modelled: ns-2/ns-3's "old" flag (no signal on the first arrival after avg crosses
-//! min_th) and their rule never to drop early while the instantaneous queue holds <= 1 packet.
+//! `min_queue_pkts` (default 0: off) is ns-2's rule never to signal while the instantaneous
+//! queue holds fewer packets (ns-2.35 `queue/red.cc`, `REDQueue::enque`: no early or forced
+//! signal unless `qlen > 1`, i.e. `min_queue_pkts = 2`); like ns-2 the count of arrivals since
+//! the last signal restarts when the queue grows back. Not modelled: ns-2/ns-3's "old" flag (no
+//! signal on the first arrival after avg crosses min_th).
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -68,6 +71,16 @@ pub struct RedParams {
     pub mean_pkt_bytes: u32,
     /// Treatment of signals at or beyond max_th.
     pub above_max: AboveMax,
+    /// Signal only while the queue (the arrival excluded) holds at least this many packets;
+    /// 0: whatever the queue. ns-2.35's RED: 2 (it never signals while the queue holds at most
+    /// one packet).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub min_queue_pkts: u32,
+}
+
+/// Serde helper: leave a field at its default 0 out of the normalized scenario.
+pub(crate) fn is_zero(x: &u32) -> bool {
+    *x == 0
 }
 
 impl Default for RedParams {
@@ -83,6 +96,7 @@ impl Default for RedParams {
             byte_mode: false,
             mean_pkt_bytes: 500,
             above_max: AboveMax::Drop,
+            min_queue_pkts: 0,
         }
     }
 }
@@ -276,6 +290,14 @@ impl AqmAlgorithm for Red {
         }
         let qlen = if self.params.byte_mode { q.len_bytes as f64 } else { q.len_pkts as f64 };
         self.update_avg(qlen, now);
+        if q.len_pkts < self.params.min_queue_pkts {
+            // ns-2: no signal on a (nearly) empty queue; the count restarts from there.
+            if self.avg >= self.min_th {
+                self.count = 0;
+                self.count_bytes = 0;
+            }
+            return Verdict::Pass;
+        }
         self.decide(pkt)
     }
 
@@ -311,6 +333,31 @@ mod tests {
 
     fn view(pkts: u32) -> QueueView {
         QueueView { len_pkts: pkts, len_bytes: pkts as u64 * 1000 }
+    }
+
+    #[test]
+    fn min_queue_pkts_keeps_a_nearly_empty_queue_from_signalling() {
+        let pkt = packet(PacketKind::Data, 1000, Ecn::NotEct);
+        // The average far beyond 2 max_th (a small w_q keeps it there): every arrival is
+        // signalled, except, with ns-2's rule, while fewer than 2 packets wait.
+        let params = RedParams { w_q: 1e-6, min_th_pkts: 1.0, max_th_pkts: 2.0, ..Default::default() };
+        let mut plain = red(params.clone());
+        let mut ns2 = red(RedParams { min_queue_pkts: 2, ..params });
+        plain.avg = 10.0;
+        ns2.avg = 10.0;
+        for q in [0, 1] {
+            assert_eq!(plain.on_enqueue(&view(q), &pkt, 1_000), Verdict::Drop(Reason::Forced));
+            assert_eq!(ns2.on_enqueue(&view(q), &pkt, 1_000), Verdict::Pass, "queue {q}");
+        }
+        assert_eq!(ns2.on_enqueue(&view(2), &pkt, 1_000), Verdict::Drop(Reason::Forced));
+        // Between the thresholds (p_b 0.5 at avg 1.5, `wait`): a pass at a short queue restarts
+        // the count, so the next arrival (count 1, count p_b < 1) is never signalled.
+        let mut r = red(RedParams { w_q: 1e-6, min_th_pkts: 1.0, max_th_pkts: 2.0, max_p: 0.5, min_queue_pkts: 2, ..Default::default() });
+        r.avg = 1.5;
+        r.count = 50;
+        assert_eq!(r.on_enqueue(&view(1), &pkt, 1_000), Verdict::Pass);
+        assert_eq!(r.count, 0);
+        assert_eq!(r.on_enqueue(&view(5), &pkt, 1_000), Verdict::Pass, "count 1: wait");
     }
 
     #[test]

@@ -509,7 +509,7 @@ mod tests {
                 "access_queue": {"limit_pkts": 10, "limit_bytes": 15000, "aqm": {"kind": "droptail"}},
                 "delay_resolution_us": 100,
                 "bottleneck": {"rate_bps": 1e7, "delay_ms": 1, "random_loss": 0.1,
-                    "queue": {"limit_pkts": 100, "aqm": {"kind": "red", "min_th_pkts": 5, "max_th_pkts": 15, "max_p": 0.1, "w_q": 0.002, "mean_pkt_bytes": 1000}},
+                    "queue": {"limit_pkts": 100, "aqm": {"kind": "red", "min_th_pkts": 5, "max_th_pkts": 15, "max_p": 0.1, "w_q": 0.002, "mean_pkt_bytes": 1000, "min_queue_pkts": 2}},
                     "up_queue": {"limit_bytes": 150000, "aqm": {"kind": "ared", "target_delay_ms": 5, "interval_ms": 500, "max_p": 0.1, "alpha_max": 0.01, "beta": 0.9, "top": 0.5, "bottom": 0.01, "min_th_pkts": 5, "max_th_pkts": 15, "w_q": 0.002, "mean_pkt_bytes": 1000}}}},
             "tcp": {"profile": "linux", "mss_bytes": 1460, "header_bytes": 40, "initial_rto_s": 1, "min_rto_s": 0.2, "max_rto_s": 60,
                 "initial_window_segments": 10, "delayed_ack_ms": 40, "ack_every_segments": 2, "syn_retries": 6, "congestion_control": "cubic",

@@ -146,7 +146,10 @@ pub struct Endpoint {
 
     // --- ECN (RFC 3168) ---
     ecn_ok: bool,
-    /// React to ECE only once the data outstanding at the last reduction is acknowledged.
+    /// The first byte after the window of data the last reduction answered (snd_max then): an
+    /// echo is new only on an ACK beyond it (RFC 3168 6.1.2, once per window of data; the ACK
+    /// of exactly that window still carries the echo of the mark that caused the reduction),
+    /// and a loss is in a new window when its hole starts at or beyond it.
     ecn_recover: u64,
     cwr_pending: bool,
     /// RFC 3168 6.1.2: an echo arrived with a one-segment window: send no new data until the
@@ -388,6 +391,9 @@ impl Endpoint {
         let mss = self.w.mss;
         if ack > self.snd_una {
             let acked = ack - self.snd_una;
+            // An echo answers the window that was outstanding when it was sent: the data in
+            // flight before this ACK (as a loss at the third duplicate ACK sees it).
+            let flight_before = self.snd_max - self.snd_una;
             // Karn: the timed segment is never a retransmission (timing stops on any).
             if self.rtt_timing && ack >= self.rtt_seq {
                 self.rtt.sample(ctx.now - self.rtt_sent);
@@ -418,7 +424,7 @@ impl Endpoint {
                     self.partial_seen = true;
                 }
             } else if ece && self.snd_una > self.ecn_recover {
-                self.ecn_response(ctx.now);
+                self.ecn_response(ctx.now, flight_before);
             } else if !ece && self.w.cwnd < self.peer_wnd {
                 self.cc.on_ack(&mut self.w, acked, self.rtt.info(), ctx.now);
             }
@@ -445,7 +451,7 @@ impl Endpoint {
                 self.enter_fast_recovery(ctx);
             }
             if ece && !self.in_recovery && self.snd_una > self.ecn_recover {
-                self.ecn_response(ctx.now);
+                self.ecn_response(ctx.now, self.snd_max - self.snd_una);
             }
         }
     }
@@ -458,11 +464,11 @@ impl Endpoint {
         self.stats.fast_retransmits += 1;
         // A loss in a window already reduced for ECN is repaired without a second reduction
         // (spec 17.4, as ns-2's FullTcp does).
-        if self.snd_una > self.ecn_recover {
+        if self.snd_una >= self.ecn_recover {
             self.cc.on_congestion_event(&mut self.w, Signal::Loss, flight, ctx.now);
             self.stats.loss_reductions += 1;
         }
-        self.ecn_recover = self.ecn_recover.max(self.recover);
+        self.ecn_recover = self.ecn_recover.max(self.snd_max);
         self.retransmit_head(ctx);
         self.w.cwnd = self.w.ssthresh + 3 * self.w.mss;
         self.in_recovery = true;
@@ -470,11 +476,12 @@ impl Endpoint {
     }
 
     /// RFC 3168 6.1.2: reduce as for a loss, without retransmitting, once per window of data;
-    /// CWR goes on the next new segment.
+    /// CWR goes on the next new segment. `flight`: the data outstanding before the echoing
+    /// ACK acknowledged anything, so a window-limited sender halves its window, as RFC 3168
+    /// says (a FlightSize taken after the ACK would cut one more segment per echo).
     /// With a one-segment window the sender cannot go lower: it keeps one segment, restarts
     /// the retransmission timer and sends new data only when it expires (RFC 3168 6.1.2).
-    fn ecn_response(&mut self, now: SimTime) {
-        let flight = self.snd_max - self.snd_una;
+    fn ecn_response(&mut self, now: SimTime, flight: u64) {
         let at_one_segment = self.w.cwnd <= self.w.mss;
         self.cc.on_congestion_event(&mut self.w, Signal::Ecn, flight, now);
         if at_one_segment {
@@ -482,7 +489,7 @@ impl Endpoint {
             self.ecn_hold = true;
             self.rto_at = now + self.rtt.rto();
         }
-        self.ecn_recover = self.snd_max - 1;
+        self.ecn_recover = self.snd_max;
         self.cwr_pending = true;
         self.stats.ecn_reductions += 1;
     }
@@ -604,7 +611,7 @@ impl Endpoint {
                 let flight = self.snd_max - self.snd_una;
                 self.cc.on_timeout(&mut self.w, flight, ctx.now);
                 self.recover = self.snd_max - 1;
-                self.ecn_recover = self.ecn_recover.max(self.recover);
+                self.ecn_recover = self.ecn_recover.max(self.snd_max);
                 self.in_recovery = false;
                 self.dupacks = 0;
                 self.snd_nxt = self.snd_una;
@@ -1089,16 +1096,25 @@ mod tests {
         let sent = pair.on(true, |e, _| e.write(20_000));
         assert!(sent.iter().all(|p| p.ecn == Ecn::Ect0));
         let ece = |ack: u64| ack_to_server(ack, flags::ECE);
-        // 8 segments are still in flight when the echo arrives: ssthresh = cwnd = 4000.
+        // 10 segments were in flight when the echo was sent (the ACK acknowledges 2 of them):
+        // the window is halved, ssthresh = cwnd = 5000, and nothing new may go yet (8 in flight).
         assert!(pair.deliver(true, &ece(2001)).is_empty());
-        assert_eq!(pair.s.window().cwnd, 4000);
+        assert_eq!(pair.s.window().cwnd, 5000);
         pair.deliver(true, &ece(4001));
-        assert_eq!(pair.s.window().cwnd, 4000, "no second reduction, no growth, in the same window");
+        assert_eq!(pair.s.window().cwnd, 5000, "no second reduction, no growth, in the same window");
         assert_eq!(pair.s.stats.ecn_reductions, 1);
         let plain = ack_to_server(8001, 0);
         let out = pair.deliver(true, &plain);
-        assert_eq!(out.len(), 2);
+        assert_eq!(out.len(), 3, "2000 bytes in flight, cwnd 5000");
         assert!(out[0].has(flags::CWR) && !out[1].has(flags::CWR), "CWR on the next new segment only");
+        assert_eq!(out[0].seq, 10_001, "the first segment after the reduced window");
+        // The ACK of exactly the window outstanding at the reduction still carries the echo of
+        // the mark that caused it (the CWR segment is not acknowledged yet): not a new echo.
+        pair.deliver(true, &ece(10_001));
+        assert_eq!(pair.s.stats.ecn_reductions, 1, "the reduced window's last ACK");
+        // An echo on an ACK beyond it answers a mark on data sent after the reduction.
+        pair.deliver(true, &ece(11_001));
+        assert_eq!(pair.s.stats.ecn_reductions, 2, "a new window");
     }
 
     /// A pure ACK from the client (towards the server).
