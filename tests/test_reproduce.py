@@ -168,14 +168,11 @@ def test_reproduce_rejects_unknown_mode_and_bad_parts(tmp_path: Path) -> None:
     assert not (tmp_path / "bad").exists()  # nothing ran, nothing written
 
 
-def test_summary_mean_and_spread() -> None:
-    s = repro.summary([1.0, 2.0, 3.0, float("nan")])
-    assert (s["mean"], s["sd"], s["min"], s["max"], s["n"]) == (2.0, 1.0, 1.0, 3.0, 3)
-    assert s["values"][-1] is None
-    assert repro.format_value(s) == "2 ± 1"
-    nested = {"RED": s, "PI": {"verdict": "holds", "a": s}}
-    assert repro.format_value(nested) == "RED: 2 ± 1; PI: verdict: holds; a: 2 ± 1"
-    assert repro.format_value(nested, limit=12) == "RED: 2 ± 1;…"
+def test_format_value_writes_paper_values_compactly() -> None:
+    nested = {"RED": 2.0, "PI": {"verdict": "holds", "a": 0.123456}}
+    assert repro.format_value(nested) == "RED: 2; PI: verdict: holds; a: 0.1235"
+    assert repro.format_value(nested, limit=8) == "RED: 2;…"
+    assert repro.format_value(None) == "-"
 
 
 def test_cli_reproduce_unknown_study_is_one_line_error() -> None:

@@ -13,7 +13,6 @@ import importlib
 from ._study import (
     LOAD_TOLERANCE,
     MODES,
-    Claim,
     Findings,
     OperatingPoint,
     Results,
@@ -21,13 +20,10 @@ from ._study import (
     Study,
     StudyReport,
     calibrated_load,
-    claim,
     format_estimate,
     format_value,
     part_sweeps,
-    per_seed,
     reproduce,
-    summary,
 )
 from .verdict import ClaimSpec, Test
 
@@ -35,7 +31,6 @@ __all__ = [
     "LOAD_TOLERANCE",
     "MODES",
     "STUDIES",
-    "Claim",
     "ClaimSpec",
     "Findings",
     "OperatingPoint",
@@ -45,14 +40,11 @@ __all__ = [
     "StudyReport",
     "Test",
     "calibrated_load",
-    "claim",
     "format_estimate",
     "format_value",
     "get_study",
     "part_sweeps",
-    "per_seed",
     "reproduce",
-    "summary",
 ]
 
 STUDIES: dict[str, str] = {

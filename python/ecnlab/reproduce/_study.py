@@ -26,7 +26,6 @@ from __future__ import annotations
 import html
 import json
 import math
-import statistics
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -45,7 +44,6 @@ from .verdict import CONFIDENCE, VERDICTS, ClaimSpec, t_interval
 __all__ = [
     "LOAD_TOLERANCE",
     "MODES",
-    "Claim",
     "Findings",
     "OperatingPoint",
     "Results",
@@ -53,13 +51,10 @@ __all__ = [
     "Study",
     "StudyReport",
     "calibrated_load",
-    "claim",
     "format_estimate",
     "format_value",
     "part_sweeps",
-    "per_seed",
     "reproduce",
-    "summary",
 ]
 
 MODES = ("quick", "full")
@@ -79,66 +74,6 @@ RULE = (
 )
 
 
-def summary(values: Iterable[float]) -> dict[str, Any]:
-    """Mean and spread of one figure over seeds: ``{mean, sd, min, max, n, values}``.
-
-    ``sd`` is the sample standard deviation (None for one value). Non-finite values are kept
-    in ``values`` (as None, so the JSON stays valid) and left out of the statistics.
-    """
-    raw = [float(v) for v in values]
-    finite = [v for v in raw if math.isfinite(v)]
-    return {
-        "mean": statistics.fmean(finite) if finite else None,
-        "sd": statistics.stdev(finite) if len(finite) > 1 else None,
-        "min": min(finite) if finite else None,
-        "max": max(finite) if finite else None,
-        "n": len(finite),
-        "values": [v if math.isfinite(v) else None for v in raw],
-    }
-
-
-@dataclass(frozen=True)
-class Claim:
-    """A claim decided by a study's own code (the form used before :mod:`.verdict`).
-
-    Deprecated: studies move to :attr:`Study.claims`. Such a claim is written with the verdict
-    ``holds`` or ``unresolved`` (it cannot tell a reversal) and ``"legacy": true``.
-    """
-
-    id: str
-    claim: str
-    paper: Any
-    ours: Any
-    criterion: str
-    passed: bool
-
-    def record(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "claim": self.claim,
-            "quote": None,
-            "location": None,
-            "origin": "paper",
-            "paper": self.paper,
-            "ours": self.ours,
-            "interval": None,
-            "n_seeds": None,
-            "confidence": None,
-            "verdict": "holds" if self.passed else "unresolved",
-            "criterion": self.criterion,
-            "justification": None,
-            "changed_after_runs": None,
-            "figure": None,
-            "tests": [],
-            "legacy": True,
-        }
-
-
-def claim(id: str, text: str, *, paper: Any, ours: Any, criterion: str, passed: bool) -> Claim:
-    """A :class:`Claim`, with ``passed`` coerced to a plain bool (numpy bools are not JSON)."""
-    return Claim(id, text, paper, ours, criterion, bool(passed))
-
-
 @dataclass
 class Findings:
     """What a study's analysis produced: named figures and tables, and notes.
@@ -148,7 +83,6 @@ class Findings:
     short paragraphs printed in the report above the claims.
     """
 
-    claims: list[Claim] = field(default_factory=list)
     figures: dict[str, tuple[str, Figure]] = field(default_factory=dict)
     tables: dict[str, tuple[str, pd.DataFrame]] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
@@ -487,7 +421,6 @@ def reproduce(
         for p in grow:
             seeds[p] = min(plans[p].cap, seeds[p] + plans[p].step)
     findings = study.analyze(results, frames)
-    records += [c.record() for c in findings.claims]
     op = study.operating_point(results, frames)
     report = StudyReport(
         study=study.name,
@@ -625,7 +558,7 @@ def _write(
 
 
 def format_value(value: Any, limit: int | None = None) -> str:
-    """A claim's ``paper`` or ``ours`` in a few characters (mean ± sd for a summary), cut to
+    """A claim's ``paper`` or ``ours`` in a few characters, cut to
     ``limit`` characters with an ellipsis when given (``claims.json`` keeps everything)."""
     text = _format(value)
     if limit is not None and len(text) > limit:
@@ -634,11 +567,6 @@ def format_value(value: Any, limit: int | None = None) -> str:
 
 
 def _format(value: Any) -> str:
-    if isinstance(value, dict) and "mean" in value and "n" in value:
-        mean, sd = value["mean"], value["sd"]
-        if mean is None:
-            return "-"
-        return f"{mean:.4g} ± {sd:.2g}" if sd is not None else f"{mean:.4g}"
     if isinstance(value, dict):
         return "; ".join(f"{k}: {_format(v)}" for k, v in value.items())
     if isinstance(value, float):
@@ -789,13 +717,3 @@ def _claim_html(c: Mapping[str, Any], findings: Findings, shown: set[str]) -> st
         f"<details style='margin:0.4em 0'><summary>{line}</summary>"
         f"<div style='margin-left:1.5em'>{''.join(body)}</div></details>"
     )
-
-
-def per_seed(
-    frame: pd.DataFrame, value: str, keys: Sequence[str], *, seed: str = "seed"
-) -> dict[tuple[Any, ...], list[float]]:
-    """Group ``frame`` by ``keys`` and list ``value`` in seed order: key tuple -> values."""
-    out: dict[tuple[Any, ...], list[float]] = {}
-    for key, part in frame.sort_values(seed).groupby(list(keys), sort=False, dropna=False):
-        out[key if isinstance(key, tuple) else (key,)] = [float(v) for v in part[value]]
-    return out
