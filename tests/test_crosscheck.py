@@ -211,7 +211,7 @@ def test_above_max_translation(aqm: str, use_mark_p: str, mark_p: str) -> None:
         ('{ kind = "droptail" }', "41"),
         ('{ kind = "red" }', "40"),
         ('{ kind = "rem" }', "41"),
-        ('{ kind = "pi" }', "40"),
+        ('{ kind = "pi", q_ref_pkts = 20 }', "40"),
     ],
 )
 def test_queue_limits_follow_each_ns2_queue(aqm: str, limit: str) -> None:
