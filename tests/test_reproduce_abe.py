@@ -466,6 +466,7 @@ def _op_frame(**changes: Any) -> dict[str, pd.DataFrame]:
         "base_rtt_ms": [101.5, 102.0],
         "link_rate_mbps": [10.0, 10.0],
         "utilization": [0.9, 0.91],
+        "flows": [1, 1],
         "flows_active": [1, 1],
         "max_queue_pkts": [5.0, 6.0],
         "overflow_drops": [0, 0],
@@ -484,7 +485,7 @@ def test_the_operating_point_reports_and_checks_what_the_runs_measured() -> None
     for change, failing in (
         ({"rtt_path_ms": [100.0, 200.0]}, "path RTT"),
         ({"link_rate_mbps": [10.0, 5.0]}, "link rate"),
-        ({"flows_active": [1, 0]}, "active flows"),
+        ({"flows": [1, 0]}, "flows differ"),
         ({"base_rtt_ms": [101.5, 130.0]}, "smoothed RTT"),
         ({"base_rtt_ms": [99.0, 101.0]}, "smoothed RTT"),
     ):
@@ -505,6 +506,7 @@ def test_fig1_checks_the_droptail_limit_the_runs_found() -> None:
             "base_rtt_ms": [130.0],
             "link_rate_mbps": [10.0],
             "utilization": [0.96],
+            "flows": [1],
             "flows_active": [1],
             "max_queue_pkts": [abe.fig1_limit_pkts(0.5) - 0.3],
             "overflow_drops": [12],
@@ -551,7 +553,7 @@ def test_group_ratio_is_per_flow_means() -> None:
 
 
 def test_the_mix_checks_its_path_and_warm_up_not_a_queue_it_cannot_drain() -> None:
-    frame = _op_frame(base_rtt_ms=[140.0, 150.0], flows_active=[20, 20])[abe.NR]
+    frame = _op_frame(base_rtt_ms=[140.0, 150.0], flows=[20, 20], flows_active=[20, 19])[abe.NR]
     frame["in_ca_share"] = [1.0, 1.0]
     op = abe.operating_point({"fig11-12-mix": frame})
     assert op.ok, op.checks

@@ -38,7 +38,7 @@ def test_parts_have_the_seed_setup(mode: str) -> None:
         # drop-tail, DCN (+ uncongested) and RIO-PS/ECN.
         sizes = {"http": 9, "http-ecn": 3, "tcp-mix": 3, "tcp-mix-ecn": 1}
     assert {k: len(v) for k, v in runs.items()} == {k: v * n for k, v in sizes.items()}
-    http_cal = load_calibration(dcn.DATA / "http.calibration.json")
+    http_cal = load_calibration(dcn.DATA / dcn.CALIBRATION[mode]["http"])
     for name, rs in runs.items():
         workload = name.replace("-ecn", "")
         for r in rs:
@@ -72,6 +72,18 @@ def test_parts_have_the_seed_setup(mode: str) -> None:
     }
     if mode == "full":
         assert ("PI/ECN", 240) in q_refs  # Table 2: PI/ECN with q_ref 240
+
+
+@pytest.mark.parametrize("mode", ["quick", "full"])
+def test_each_calibration_was_measured_after_the_warm_up_over_the_modes_window(mode: str) -> None:
+    # PackMime's load grows with the age of a run, so a calibration holds for its own window.
+    cal = load_calibration(dcn.DATA / dcn.CALIBRATION[mode]["http"])
+    assert cal.warmup_s == dcn.WARMUP_S["http"]
+    assert cal.duration_s - cal.warmup_s == dcn.WINDOW_S[mode]["http"]
+    # The mix is stationary after its warm-up: measured after it, over at least the window.
+    mix = load_calibration(dcn.DATA / dcn.CALIBRATION[mode]["tcp-mix"])
+    assert mix.warmup_s == dcn.WARMUP_S["tcp-mix"]
+    assert mix.duration_s - mix.warmup_s >= dcn.WINDOW_S[mode]["tcp-mix"]
 
 
 def test_mix_offers_the_asymmetric_loads_per_direction() -> None:
