@@ -85,6 +85,12 @@ BOTTLENECK_DELAY_MS = 5.0
 BOTTLENECK_BPS = 10e6
 QUEUE_LIMIT_PKTS = 50
 MIN_TH_PKTS = 5
+NS2_MIN_QUEUE_PKTS = 2
+"""ns-2's RED never drops or marks an arrival while the queue holds at most one packet (the
+``qlen > 1`` test of ``red.cc``, present in the ns-2 of the seed's time, 2.1b8a, and in 2.35);
+the seed leaves every setting it does not name at ns-2's default. It matters here: at 120
+flows and max_p 0.8, RED without the rule drops into an empty queue and idles the link
+(utilisation 0.82 against ns-2's 0.97; docs/reproduction/heterogeneous.md, "ns-2")."""
 DURATION_S = 100.0
 WARMUP_S = 20.0
 FLOW_SAMPLE_MS = 1000.0
@@ -166,7 +172,8 @@ def scheme_settings() -> dict[str, str]:
 
 def red_aqm(max_p: float = 0.1, max_th: int = MAX_TH_PKTS, *, ecn: bool = True) -> dict[str, Any]:
     """RED as in the seed: min_th 5, no gentle region (the drop probability jumps to 1 at
-    max_th), ns-2's other defaults (w_q 0.002, ``wait``, mean packet 500 bytes)."""
+    max_th), ns-2's other defaults (w_q 0.002, ``wait``, mean packet 500 bytes, no signal while
+    the queue holds at most one packet)."""
     return {"kind": "red", **_red_params(max_p, max_th, ecn=ecn)}
 
 
@@ -177,6 +184,7 @@ def _red_params(max_p: float, max_th: int = MAX_TH_PKTS, *, ecn: bool = True) ->
         "max_th_pkts": max_th,
         "max_p": max_p,
         "gentle": False,
+        "min_queue_pkts": NS2_MIN_QUEUE_PKTS,
     }
 
 

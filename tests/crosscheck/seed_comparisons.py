@@ -1,0 +1,170 @@
+"""The seed studies' central comparisons run in ns-2.35 and in ecnlab (``ecnlab crosscheck``).
+
+Each comparison is a small set of scenarios built by the study's own code, each run in both
+simulators over several seeds; the summary prints, per measure, the mean over seeds with a
+two-sided 95% Student-t interval for ns-2 and for ecnlab, measured the same way on both sides
+(``ecnlab.crosscheck.compare.measures``). The write-ups quote these tables
+(docs/reproduction/heterogeneous.md and dcn.md, "ns-2").
+
+    python tests/crosscheck/seed_comparisons.py heterogeneous OUT [--seeds 5]
+    python tests/crosscheck/seed_comparisons.py dcn OUT [--seeds 2]
+
+OUT keeps every run's folder (Tcl script, both sides' tables); a rerun resumes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from scipy import stats
+
+from ecnlab.crosscheck.run import crosscheck_ns2, normalized
+
+KEPT = (
+    "utilization_down",
+    "goodput_mbps",
+    "retx_share",
+    "loss_rate_down",
+    "mark_rate_down",
+    "timeouts_per_flow",
+    "mean_queue_pkts_down",
+    "jain_bulk",
+    "response_time_median_s",
+    "response_time_mean_s",
+    "completed_share",
+    "exchanges_started",
+)
+
+
+def heterogeneous_cases() -> dict[str, dict[str, Any]]:
+    """Seed 001, Figs. 9-10: 120 flows, max_p 0.8, max_th 30; RED (drops) against ECN."""
+    from ecnlab.reproduce import heterogeneous as het
+
+    cases = {}
+    for scheme in ("red", "ecn"):
+        sc = het.base_scenario(120, het.red_aqm(0.8, het.MAX_TH_PKTS, ecn=scheme != "red"))
+        sc["tcp"]["ecn"] = scheme != "red"
+        cases[scheme] = sc
+    return cases
+
+
+def dcn_cases() -> dict[str, dict[str, Any]]:
+    """Seed 004, Table 1: drop-tail and PI/ECN (q_ref 24) at 90% and 105% of PackMime HTTP,
+    the full mode's warm-up and window and its calibration."""
+    from ecnlab.reproduce import dcn
+
+    queues = {
+        "drop-tail": ({"limit_pkts": 240}, False),
+        "PI-ECN": (
+            {"limit_pkts": dcn.AQM_LIMIT_PKTS, "aqm": {"kind": "pi", "q_ref_pkts": 24, "ecn": True}},
+            True,
+        ),
+    }
+    cases = {}
+    for load in (90, 105):
+        for name, (queue, ecn) in queues.items():
+            warmup, window = dcn.WARMUP_S["http"], dcn.WINDOW_S["full"]["http"]
+            sc = normalized(
+                str(dcn.DATA / "http.toml"),
+                [
+                    f"duration_s={warmup + window}",
+                    f"warmup_s={warmup}",
+                    f"load.calibration={dcn.CALIBRATION['full']['http']}",
+                    f"load.offered_load_mbps={load}",
+                    f"tcp.ecn={'true' if ecn else 'false'}",
+                ],
+            )
+            sc["topology"]["bottleneck"]["queue"] = queue
+            cases[f"{name}-{load}"] = sc
+    return cases
+
+
+def _deficit(measure: Callable[[dict[str, float]], float]) -> Callable[..., float]:
+    return lambda red, ecn: 1 - measure(red) / measure(ecn)
+
+
+def _seed_goodput(m: dict[str, float]) -> float:
+    # The seed's goodput: data arriving at the receivers without retransmissions, as the
+    # link's utilisation times the share of sent bytes that were not retransmissions.
+    return m["utilization_down"] * (1 - m["retx_share"])
+
+
+DERIVED = {
+    "heterogeneous": {
+        "Fig. 9: 1 - RED/ECN goodput without retransmissions (paper 0.15)": (
+            ("red", "ecn"),
+            _deficit(_seed_goodput),
+        ),
+        "Fig. 10: 1 - RED/ECN throughput (paper: slightly lower)": (
+            ("red", "ecn"),
+            _deficit(lambda m: m["utilization_down"]),
+        ),
+    },
+    "dcn": {},
+}
+CASES = {"heterogeneous": heterogeneous_cases, "dcn": dcn_cases}
+
+
+def run(study: str, out: Path, seeds: int) -> dict[str, dict[int, dict[str, dict[str, float]]]]:
+    """Every case and seed in both simulators: ``{case: {seed: {side: measures}}}``."""
+    results: dict[str, dict[int, dict[str, dict[str, float]]]] = {}
+    for name, scenario in CASES[study]().items():
+        for seed in range(1, seeds + 1):
+            folder = out / f"{name}-{seed}"
+            if not (folder / "measures.json").exists():
+                crosscheck_ns2(scenario, seed, folder, progress=False)
+            m = json.loads((folder / "measures.json").read_text())
+            results.setdefault(name, {})[seed] = {"ns2": m["ns2"], "ecnlab": m["ecnlab"]}
+            print(f"{name} seed {seed}: done", flush=True)
+    return results
+
+
+def _interval(values: list[float]) -> str:
+    n = len(values)
+    mean = sum(values) / n
+    if n < 2:
+        return f"{mean:.4g} (1 seed)"
+    sd = math.sqrt(sum((v - mean) ** 2 for v in values) / (n - 1))
+    h = stats.t.ppf(0.975, n - 1) * sd / math.sqrt(n)
+    return f"{mean:.4g} [{mean - h:.4g}, {mean + h:.4g}]"
+
+
+def summary(study: str, results: dict[str, dict[int, dict[str, dict[str, float]]]]) -> str:
+    """A Markdown table: per case and measure, ns-2 and ecnlab (mean [95% interval])."""
+    lines = ["| case | measure | ns-2 | ecnlab |", "|---|---|---|---|"]
+    for name, by_seed in results.items():
+        for key in KEPT:
+            sides = {
+                s: [v[s][key] for v in by_seed.values() if v[s].get(key) is not None]
+                for s in ("ns2", "ecnlab")
+            }
+            if all(sides.values()) and all(math.isfinite(x) for x in sides["ns2"]):
+                row = f"| {name} | {key} | {_interval(sides['ns2'])} | {_interval(sides['ecnlab'])} |"
+                lines.append(row)
+    for label, ((a, b), f) in DERIVED[study].items():
+        seeds = sorted(set(results[a]) & set(results[b]))
+        cells = [
+            _interval([f(results[a][s][side], results[b][s][side]) for s in seeds])
+            for side in ("ns2", "ecnlab")
+        ]
+        lines.append(f"| {a} vs {b} | {label} | {cells[0]} | {cells[1]} |")
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("study", choices=sorted(CASES))
+    parser.add_argument("out", type=Path)
+    parser.add_argument("--seeds", type=int, default=5)
+    args = parser.parse_args()
+    args.out.mkdir(parents=True, exist_ok=True)
+    print(summary(args.study, run(args.study, args.out, args.seeds)))
+
+
+if __name__ == "__main__":
+    main()
