@@ -1455,8 +1455,9 @@ def operating_point(frames: Mapping[str, pd.DataFrame]) -> OperatingPoint:
         "RTT the senders saw (base_rtt_ms, sampled every second or faster), the link rate "
         "measured as delivered bits over busy time, the utilisation, the flows the run started "
         "(checked against the named number) and those that delivered data (an outcome: a "
-        "flow locked out by the others delivers none), the longest queue a packet found (max_queue_pkts, from the largest sojourn), "
-        "overflow drops and timeouts. BDP = named rate x named RTT in 1500-byte packets."
+        "flow locked out by the others delivers none), the longest queue a packet found "
+        "(max_queue_pkts, from the largest sojourn), overflow drops and timeouts. BDP = named "
+        "rate x named RTT in 1500-byte packets."
     )
     return OperatingPoint(pd.DataFrame(rows), checks, note)
 
