@@ -69,9 +69,12 @@ def test_every_run_builds_the_seed_scenario_for_its_number_of_flows(mode: str) -
             aqm = topo["bottleneck"]["queue"]["aqm"]
             if name == "aecn":
                 assert aqm["kind"] == "aecn" and tcp["ecn"]
+                assert aqm["red"]["min_queue_pkts"] == 2
                 continue
             scheme = axes["scheme"]
             assert aqm["kind"] == "red" and aqm["gentle"] is False and aqm["min_th_pkts"] == 5
+            # ns-2's RED never signals while the queue holds at most one packet (a seed default).
+            assert aqm["min_queue_pkts"] == 2
             assert aqm["max_p"] == axes["max_p"]
             assert aqm["max_th_pkts"] == axes.get("max_th", 30)
             assert tcp["ecn"] == aqm["ecn"] == (scheme != "red")

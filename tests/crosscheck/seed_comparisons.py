@@ -21,9 +21,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from scipy import stats
-
 from ecnlab.crosscheck.run import crosscheck_ns2, normalized
+from ecnlab.reproduce.verdict import t_interval
 
 KEPT = (
     "utilization_down",
@@ -135,13 +134,10 @@ def run(
 
 
 def _interval(values: list[float]) -> str:
-    n = len(values)
-    mean = sum(values) / n
-    if n < 2:
+    mean, low, high = t_interval(values, 0.95)
+    if len(values) < 2:
         return f"{mean:.4g} (1 seed)"
-    sd = math.sqrt(sum((v - mean) ** 2 for v in values) / (n - 1))
-    h = stats.t.ppf(0.975, n - 1) * sd / math.sqrt(n)
-    return f"{mean:.4g} [{mean - h:.4g}, {mean + h:.4g}]"
+    return f"{mean:.4g} [{low:.4g}, {high:.4g}]"
 
 
 def summary(study: str, results: dict[str, dict[int, dict[str, dict[str, float]]]]) -> str:
