@@ -70,6 +70,7 @@ def test_every_run_builds_the_seed_scenario_for_its_number_of_flows(mode: str) -
             if name == "aecn":
                 assert aqm["kind"] == "aecn" and tcp["ecn"]
                 assert aqm["red"]["min_queue_pkts"] == 2
+                assert tcp["ecn_response"] == "ns2"
                 continue
             scheme = axes["scheme"]
             assert aqm["kind"] == "red" and aqm["gentle"] is False and aqm["min_th_pkts"] == 5
@@ -78,6 +79,9 @@ def test_every_run_builds_the_seed_scenario_for_its_number_of_flows(mode: str) -
             assert aqm["max_p"] == axes["max_p"]
             assert aqm["max_th_pkts"] == axes.get("max_th", 30)
             assert tcp["ecn"] == aqm["ecn"] == (scheme != "red")
+            # ns-2's ECN response (a seed default) where the hosts use ECN; the normalized
+            # scenario leaves RFC 3168's, the default, unwritten.
+            assert tcp.get("ecn_response", "rfc3168") == ("rfc3168" if scheme == "red" else "ns2")
             assert aqm["above_max"] == ("ecnm" if scheme == "ecnm" else "drop")
 
 

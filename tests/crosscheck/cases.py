@@ -155,7 +155,8 @@ ECN_ONE_SEGMENT = (
     "CLOSE_CWND_HALF sets cwnd_ = halfwin, only ssthresh_ is floored at 2) and, below one "
     "segment, waits for the retransmission timer (tcp-full.cc, recv: 'if (cwnd_ < 1) "
     "set_rtx_timer()'); ecnlab's ECN response is RFC 5681's max(FlightSize / 2, 2 SMSS), so its "
-    "windows stop at 2 segments"
+    "windows stop at 2 segments; with tcp.ecn_response = \"ns2\", FullTcp's response, the "
+    "two agree (red-star-above-max-ns2-response)"
 )
 
 
@@ -168,13 +169,14 @@ def _resolve(case: Case, check: Check) -> Check:
             f"{SPREAD_FILE.name}"
         )
     mean_ns2, sd_ns2, mean_ecnlab, sd_ecnlab = data["spread"][key]
+    measured_at = data.get("measured_at_by_case", {}).get(case.name, data["measured_at"])
     n = len(case.seeds)
     sd_diff = math.sqrt((sd_ns2**2 + sd_ecnlab**2) / n)
     if check.unexplained:
         d = (mean_ecnlab - mean_ns2) / abs(mean_ns2)
         half = K_SPREAD * sd_diff / abs(mean_ns2)
         why = (
-            f"NOT YET EXPLAINED. Over {data['seeds']} seeds ({data['measured_at']}) ns-2 "
+            f"NOT YET EXPLAINED. Over {data['seeds']} seeds ({measured_at}) ns-2 "
             f"{mean_ns2:.4g} (sd {sd_ns2:.2g}), ecnlab {mean_ecnlab:.4g} (sd {sd_ecnlab:.2g}): "
             f"a difference of {100 * d:+.1f} %, {abs(d) / half * K_SPREAD:.1f} sd of {n}-seed "
             f"means. {check.why}"
@@ -182,7 +184,7 @@ def _resolve(case: Case, check: Check) -> Check:
         return replace(check, why=why, low=d - half, high=d + half, spread=False)
     why = (
         f"seed-to-seed spread over {data['seeds']} seeds ({data['command']}; "
-        f"{data['measured_at']}): ns-2 sd {sd_ns2:.2g}, ecnlab sd {sd_ecnlab:.2g}, so the "
+        f"{measured_at}): ns-2 sd {sd_ns2:.2g}, ecnlab sd {sd_ecnlab:.2g}, so the "
         f"difference of {n}-seed means has sd {sd_diff:.2g}; tolerance {K_SPREAD:g} of it"
     )
     return replace(check, why=why, abs=K_SPREAD * sd_diff, spread=False)
@@ -355,6 +357,26 @@ CASES: tuple[Case, ...] = (
             ),
         ),
         seeds=(1,),
+    ),
+    Case(
+        "red-star-above-max-ns2-response",
+        "red-ecn-mark-above-max.toml",
+        "the same with ns-2's ECN response in ecnlab (tcp.ecn_response = \"ns2\") and an ACK "
+        "per segment in both (FullTcp's periodic delayed ACK apart)",
+        (
+            within_spread("utilization_down"),
+            within_spread("mean_queue_pkts_down"),
+            within_spread("jain_bulk"),
+            unexplained(
+                "mark_rate_down",
+                "About a tenth fewer marks in ecnlab (the RFC 3168 response: 0.9998 against "
+                "0.127, red-star-above-max); the same sign and size as the signal rate of "
+                "red-ecn-drop-above-max, whose cause is not yet traced.",
+            ),
+            unexplained("timeouts_per_flow", "Follows from the marks above."),
+        ),
+        seeds=(1, 2),
+        overrides=("tcp.ecn_response=ns2", "tcp.ack_every_segments=1"),
     ),
     Case(
         "ared",

@@ -6,10 +6,13 @@ two-sided 95% Student-t interval for ns-2 and for ecnlab, measured the same way 
 (``ecnlab.crosscheck.compare.measures``). The write-ups quote these tables
 (docs/reproduction/heterogeneous.md and dcn.md, "ns-2").
 
-    python tests/crosscheck/seed_comparisons.py heterogeneous OUT [--seeds 5]
+    python tests/crosscheck/seed_comparisons.py heterogeneous OUT [--seeds 5] [--set PATH=VALUE ...]
     python tests/crosscheck/seed_comparisons.py dcn OUT [--seeds 1] [--cases drop-tail-105 ...]
 
-OUT keeps every run's folder (Tcl script, both sides' tables); a rerun resumes.
+OUT keeps every run's folder (Tcl script, both sides' tables); a rerun resumes. ``--set``
+overrides a field of every case's scenario (as ``ecnlab crosscheck ns2 -s``), for instance
+``tcp.ecn_response=rfc3168`` to give ecnlab RFC 3168's ECN response instead of ns-2's, which
+the heterogeneous reproduction uses.
 """
 
 from __future__ import annotations
@@ -48,6 +51,8 @@ def heterogeneous_cases() -> dict[str, dict[str, Any]]:
     for scheme in ("red", "ecn"):
         sc = het.base_scenario(120, het.red_aqm(0.8, het.MAX_TH_PKTS, ecn=scheme != "red"))
         sc["tcp"]["ecn"] = scheme != "red"
+        if scheme == "red":
+            del sc["tcp"]["ecn_response"]  # ns-2's ECN response needs ECN
         cases[scheme] = sc
     return cases
 
@@ -111,10 +116,14 @@ CASES = {"heterogeneous": heterogeneous_cases, "dcn": dcn_cases}
 
 
 def run(
-    study: str, out: Path, seeds: int, only: list[str] | None = None
+    study: str,
+    out: Path,
+    seeds: int,
+    only: list[str] | None = None,
+    overrides: list[str] | None = None,
 ) -> dict[str, dict[int, dict[str, dict[str, float]]]]:
-    """Every case (or those in ``only``) and seed in both simulators:
-    ``{case: {seed: {side: measures}}}``."""
+    """Every case (or those in ``only``) and seed in both simulators, with ``overrides``
+    (``PATH=VALUE``) applied to every scenario: ``{case: {seed: {side: measures}}}``."""
     results: dict[str, dict[int, dict[str, dict[str, float]]]] = {}
     cases = CASES[study]()
     unknown = sorted(set(only or ()) - set(cases))
@@ -126,7 +135,7 @@ def run(
         for seed in range(1, seeds + 1):
             folder = out / f"{name}-{seed}"
             if not (folder / "measures.json").exists():
-                crosscheck_ns2(scenario, seed, folder, progress=False)
+                crosscheck_ns2(scenario, seed, folder, overrides or (), progress=False)
             m = json.loads((folder / "measures.json").read_text())
             results.setdefault(name, {})[seed] = {"ns2": m["ns2"], "ecnlab": m["ecnlab"]}
             print(f"{name} seed {seed}: done", flush=True)
@@ -170,9 +179,14 @@ def main() -> None:
     parser.add_argument("out", type=Path)
     parser.add_argument("--seeds", type=int, default=5)
     parser.add_argument("--cases", nargs="+", help="run only these cases (default: all)")
+    parser.add_argument(
+        "--set", dest="overrides", action="append", metavar="PATH=VALUE", default=[],
+        help="override a field of every case's scenario (repeatable)",
+    )
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
-    print(summary(args.study, run(args.study, args.out, args.seeds, args.cases)))
+    results = run(args.study, args.out, args.seeds, args.cases, args.overrides)
+    print(summary(args.study, results))
 
 
 if __name__ == "__main__":

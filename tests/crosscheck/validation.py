@@ -56,7 +56,14 @@ def spread(names: list[str], n: int, jobs: int) -> None:
                 float(f"{statistics.mean(a):.5g}"), float(f"{sa:.2g}"),
                 float(f"{statistics.mean(b):.5g}"), float(f"{sb:.2g}"),
             ]  # fmt: skip
-    data["measured_at"] = f"{_commit()} (ecnlab) and {_ns2_version()}, {datetime.date.today()}"
+    measured_at = f"{_commit()} (ecnlab) and {_ns2_version()}, {datetime.date.today()}"
+    if names:
+        # Only these cases were measured now: the others keep the provenance they had.
+        by_case = data.setdefault("measured_at_by_case", {})
+        by_case.update({case.name: measured_at for case in cases})
+    else:
+        data["measured_at"] = measured_at
+        data.pop("measured_at_by_case", None)
     SPREAD_FILE.write_text(json.dumps(data, indent=1) + "\n")
     print(f"spreads written to {SPREAD_FILE}")
 

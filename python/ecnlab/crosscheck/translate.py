@@ -592,6 +592,7 @@ def translate(
     s.add(_LIB.read_text().rstrip("\n"))
 
     profiles = _tcp_profiles(s, scenario)
+    _ecn_response_note(scenario, notes)
     first_cid = 1 + max((f.flow for f in bulk_flows), default=-1) + 1
     packmime_offset = 1_000_000_000
     _bulk(s, scenario, bulk_flows, profiles, path_rtt_ms, topo)
@@ -739,6 +740,21 @@ def _tcp_profile_lines(params: Mapping[str, Any], listener: bool) -> list[str]:
     ecn_syn = listener and params["ecn"] and params["ecn_plus"] == "rfc5562"
     lines.append(f"$a set ecn_syn_ {'true' if ecn_syn else 'false'}")
     return lines
+
+
+def _ecn_response_note(scenario: Mapping[str, Any], notes: list[str]) -> None:
+    """FullTcp always reacts to echoes its own way; say so where ecnlab's hosts do not."""
+    rfc3168 = any(
+        params["ecn"] and params.get("ecn_response", "rfc3168") == "rfc3168"
+        for i in range(len(scenario["workloads"]))
+        for params in (tcp_params(scenario, i, t) for t in ("clients", "servers"))
+    )
+    if rfc3168:
+        notes.append(
+            "FullTcp halves its window on an ECN echo whatever its size and below one segment "
+            "waits for its retransmission timer (tcp.cc, slowdown; tcp-full.cc, recv); "
+            'ecnlab\'s ecn_response = "rfc3168" stops at two segments: "ns2" models FullTcp\'s'
+        )
 
 
 def _tcp_profiles(s: _Script, scenario: Mapping[str, Any]) -> dict[tuple[int, str], str]:

@@ -91,6 +91,13 @@ NS2_MIN_QUEUE_PKTS = 2
 the seed leaves every setting it does not name at ns-2's default. It matters here: at 120
 flows and max_p 0.8, RED without the rule drops into an empty queue and idles the link
 (utilisation 0.82 against ns-2's 0.97; docs/reproduction/heterogeneous.md, "ns-2")."""
+NS2_ECN_RESPONSE = "ns2"
+"""ns-2's ECN response (``tcp.ecn_response``, docs/models/ecn.md): the window is halved
+whatever its size and a sender below one segment waits for its retransmission timer
+(``tcp.cc``, ``TcpAgent::ecn`` and ``slowdown``, in the seed's ns-2 as in 2.35); RFC 3168's
+response stops at two segments. With 120 flows on a 50-packet queue the windows are that
+small: RFC 3168's response keeps ecnlab's ECN queue at 27 packets where ns-2's holds 17, and
+ns-2's moves it to 16 (docs/reproduction/heterogeneous.md, "ns-2")."""
 DURATION_S = 100.0
 WARMUP_S = 20.0
 FLOW_SAMPLE_MS = 1000.0
@@ -161,10 +168,11 @@ def group_settings() -> dict[str, str]:
 
 def scheme_settings() -> dict[str, str]:
     """``[derived]`` settings of the ``scheme`` axis: RED drops (the hosts are not
-    ECN-capable); ECN marks between the thresholds and drops beyond max_th; ECNM also marks
+    ECN-capable, so ns-2's ECN response does not apply); ECN marks between the thresholds and drops beyond max_th; ECNM also marks
     beyond max_th (``docs/models/red.md``, ``above_max``)."""
     return {
         "tcp.ecn": "scheme != 'red'",
+        "tcp.ecn_response": f"'rfc3168' if scheme == 'red' else '{NS2_ECN_RESPONSE}'",
         "topology.bottleneck.queue.aqm.ecn": "scheme != 'red'",
         "topology.bottleneck.queue.aqm.above_max": "'ecnm' if scheme == 'ecnm' else 'drop'",
     }
@@ -193,8 +201,9 @@ def base_scenario(n: int = 30, aqm: dict[str, Any] | None = None) -> dict[str, A
 
     TCP: Reno with the 2005-era endpoint (initial RTO 3 s, minimum RTO 1 s), one ACK per
     segment and a one-segment initial window (ns-2's TCPSink and ``windowInit_``), 960-byte
-    segments so that packets are 1000 bytes with 40 bytes of headers, and the window capped
-    at 30 packets through the receiver window. Each flow's smoothed RTT is sampled every
+    segments so that packets are 1000 bytes with 40 bytes of headers, the window capped
+    at 30 packets through the receiver window, and ns-2's ECN response
+    (:data:`NS2_ECN_RESPONSE`). Each flow's smoothed RTT is sampled every
     :data:`FLOW_SAMPLE_MS` (the operating point's measured RTTs; sampling changes nothing
     else).
     """
@@ -233,6 +242,7 @@ def base_scenario(n: int = 30, aqm: dict[str, Any] | None = None) -> dict[str, A
             "mss_bytes": MSS_BYTES,
             "header_bytes": HEADER_BYTES,
             "ecn": True,
+            "ecn_response": NS2_ECN_RESPONSE,
             "ack_every_segments": 1,
             "initial_window_segments": 1,
         },

@@ -14,7 +14,7 @@ use serde::{Deserialize, Serialize};
 use crate::aqm::{AecnParams, AfdParams, AredParams, ChokeParams, CodelParams, DcnParams, PiParams, PieParams, RedParams, RemParams, RioParams, ThresholdParams};
 use crate::engine::time::{from_millis, from_secs, NS_PER_MS};
 use crate::tcp::cubic::{CubicParams, CubicRtt};
-use crate::tcp::params::{rfc3390_iw_segments, CcKind, EcnPlus, TcpParams};
+use crate::tcp::params::{rfc3390_iw_segments, CcKind, EcnPlus, EcnResponse, TcpParams};
 pub use dist::Dist;
 use crate::workload::{PackMimeParams, TpcwParams, WebSessionsParams};
 
@@ -451,6 +451,9 @@ pub struct TcpConfig {
     /// ECN on SYN-ACKs: `off`, `seed` or `rfc5562` (servers send, clients respond).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ecn_plus: Option<EcnPlusName>,
+    /// The window reduction on an ECN echo: `rfc3168` (default) or `ns2` (ns-2.35's FullTcp).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ecn_response: Option<EcnResponse>,
     /// Multiplicative decrease on a loss (NewReno 0.5, CUBIC 0.7).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub beta: Option<f64>,
@@ -532,6 +535,7 @@ impl TcpConfig {
             iw_one_after_syn_loss: o.iw_one_after_syn_loss.or(self.iw_one_after_syn_loss),
             ecn: o.ecn.or(self.ecn),
             ecn_plus: o.ecn_plus.or(self.ecn_plus),
+            ecn_response: o.ecn_response.or(self.ecn_response),
             beta: o.beta.or(self.beta),
             abe: o.abe.or(self.abe),
             beta_ecn: o.beta_ecn.or(self.beta_ecn),
@@ -594,6 +598,7 @@ impl TcpConfig {
                 EcnPlusName::Seed => EcnPlus::Seed,
                 EcnPlusName::Rfc5562 => EcnPlus::Rfc5562,
             },
+            ecn_response: self.ecn_response.unwrap_or_default(),
         }
     }
 
@@ -622,6 +627,9 @@ impl TcpConfig {
             iw_one_after_syn_loss: Some(p.iw_one_after_syn_loss),
             ecn: Some(p.ecn),
             ecn_plus: Some(self.ecn_plus.unwrap_or_default()),
+            // Written only when not the default, so that runs stored before the option existed
+            // keep their identity (a run's id hashes its filled scenario).
+            ecn_response: self.ecn_response.filter(|r| *r != EcnResponse::Rfc3168),
             beta: Some(beta),
             abe: Some(abe),
             beta_ecn: abe.then_some(beta_ecn),
@@ -676,7 +684,7 @@ impl TcpConfig {
         Ok(())
     }
 
-    /// ECN+ and ABE change only connections that use ECN: set for hosts without it, they would
+    /// ECN+, ABE and ns-2's ECN response change only connections that use ECN: set for hosts without it, they would
     /// be recorded but do nothing. `layers` are the tables this one is made of (see
     /// `Scenario::tcp_in_use`); an error names the one that set the option.
     fn validate_ecn_options(&self, layers: &[(String, &TcpConfig)]) -> Result<(), ConfigError> {
@@ -695,6 +703,11 @@ impl TcpConfig {
             let path = set_in(&|t| t.abe.is_some());
             let rule = format!("needs ecn = true (or an ecn_fraction above 0) in {hosts}: ABE changes only the reaction to ECN echoes");
             check(ecn, &format!("{path}.abe"), true, &rule)?;
+        }
+        if self.ecn_response == Some(EcnResponse::Ns2) {
+            let path = set_in(&|t| t.ecn_response.is_some());
+            let rule = format!("needs ecn = true (or an ecn_fraction above 0) in {hosts}: it changes only the reaction to ECN echoes");
+            check(ecn, &format!("{path}.ecn_response"), "ns2", &rule)?;
         }
         Ok(())
     }
@@ -720,6 +733,10 @@ impl TcpConfig {
         }
         if let Some(v) = self.cubic_c {
             check(v > 0.0 && v.is_finite(), &format!("{path}.cubic_c"), v, "must be positive")?;
+        }
+        if self.ecn_response == Some(EcnResponse::Ns2) {
+            check(!cubic, &format!("{path}.ecn_response"), "ns2", "ns-2's FullTcp response needs congestion_control = \"newreno\" or \"reno\"")?;
+            check(self.abe != Some(true), &format!("{path}.ecn_response"), "ns2", "ns-2's FullTcp response halves the window: it cannot be combined with abe = true")?;
         }
         let path = |field: &str| format!("{path}.{field}");
         if let Some(v) = self.initial_rto_s {
@@ -1300,6 +1317,26 @@ mod tests {
         assert_eq!((p.initial_window_segments, p.min_rto, p.delayed_ack), (10, 300_000_000, 40_000_000));
         let s = with(r#"{"tcp": {"profile": "seed-2005"}}"#).unwrap();
         assert_eq!(s.tcp.resolve().initial_rto, 3_000_000_000);
+    }
+
+    #[test]
+    fn ns2_ecn_response_is_checked_and_written_out_only_when_chosen() {
+        let s = with(r#"{"tcp": {"ecn": true, "ecn_response": "ns2"}}"#).unwrap();
+        assert_eq!(s.tcp.resolve().ecn_response, EcnResponse::Ns2);
+        assert!(s.to_json().contains(r#""ecn_response": "ns2""#));
+        // The default is not written out: runs stored before the field existed keep their ids.
+        let s = with(r#"{"tcp": {"ecn": true, "ecn_response": "rfc3168"}}"#).unwrap();
+        assert_eq!(s.tcp.resolve().ecn_response, EcnResponse::Rfc3168);
+        assert!(!Scenario::from_json(&s.to_json()).unwrap().to_json().contains("ecn_response"));
+        let e = with(r#"{"tcp": {"ecn": true, "ecn_response": "ns2", "congestion_control": "cubic"}}"#).unwrap_err();
+        assert_eq!(e.path, "tcp.ecn_response");
+        assert!(e.rule.contains("newreno"), "{e}");
+        let e = with(r#"{"tcp": {"ecn": true, "servers": {"ecn_response": "ns2", "abe": true}}}"#).unwrap_err();
+        assert_eq!(e.path, "tcp.servers.ecn_response");
+        assert!(e.rule.contains("abe"), "{e}");
+        let e = with(r#"{"tcp": {"ecn_response": "ns2"}}"#).unwrap_err();
+        assert_eq!(e.path, "tcp.ecn_response");
+        assert!(e.rule.starts_with("needs ecn = true"), "{e}");
     }
 
     #[test]

@@ -23,7 +23,7 @@
 //!   Reno's recovery left on a partial ACK is repaired by the retransmission timer.
 
 use super::cc::{CongestionControl, Controller, Cubic, NewReno, Signal, Window};
-use super::params::{CcKind, EcnPlus, TcpParams};
+use super::params::{CcKind, EcnPlus, EcnResponse, TcpParams};
 use super::rtt::RttEstimator;
 use crate::engine::SimTime;
 use crate::packet::{flags, Direction, Ecn, Packet, PacketId, PacketKind, PacketPool};
@@ -153,8 +153,16 @@ pub struct Endpoint {
     ecn_recover: u64,
     cwr_pending: bool,
     /// RFC 3168 6.1.2: an echo arrived with a one-segment window: send no new data until the
-    /// retransmission timer expires.
+    /// retransmission timer expires. With ns-2's response: the window is below one segment
+    /// after an echo, and the timer runs until the window opens or it expires.
     ecn_hold: bool,
+    /// ns-2's response only: the last echo came at a window of at most one segment (ns-2's
+    /// `ecn_backoff_`): another such echo backs the timer off, and an echoing ACK's RTT
+    /// sample does not end the backoff.
+    ecn_backoff: bool,
+    /// ns-2's response only: the last window reduction was for an echo (ns-2's
+    /// `last_cwnd_action_ == CWND_ACTION_ECN`): a retransmission timeout keeps ssthresh.
+    last_reduction_ecn: bool,
     /// Receiver: echo ECE until a CWR arrives.
     ece_pending: bool,
 
@@ -217,6 +225,8 @@ impl Endpoint {
             ecn_recover: 0,
             cwr_pending: false,
             ecn_hold: false,
+            ecn_backoff: false,
+            last_reduction_ecn: false,
             last_data_at: 0,
             ece_pending: false,
             rcv_nxt: 0,
@@ -394,9 +404,19 @@ impl Endpoint {
             // An echo answers the window that was outstanding when it was sent: the data in
             // flight before this ACK (as a loss at the third duplicate ACK sees it).
             let flight_before = self.snd_max - self.snd_una;
+            let ns2 = ctx.params.ecn_response == EcnResponse::Ns2;
+            // ns-2 (tcp-full.cc, newack): an echoing ACK does not end an ECN backoff.
+            let keep_backoff = ns2 && ece && self.ecn_backoff;
+            if ns2 && !keep_backoff {
+                self.ecn_backoff = false;
+            }
             // Karn: the timed segment is never a retransmission (timing stops on any).
             if self.rtt_timing && ack >= self.rtt_seq {
+                let backoff = self.rtt.backoff();
                 self.rtt.sample(ctx.now - self.rtt_sent);
+                if keep_backoff {
+                    self.rtt.set_backoff(backoff);
+                }
                 self.rtt_timing = false;
             }
             self.snd_una = ack;
@@ -424,9 +444,20 @@ impl Endpoint {
                     self.partial_seen = true;
                 }
             } else if ece && self.snd_una > self.ecn_recover {
-                self.ecn_response(ctx.now, flight_before);
+                self.ecn_response(ctx, flight_before);
             } else if !ece && self.w.cwnd < self.peer_wnd {
                 self.cc.on_ack(&mut self.w, acked, self.rtt.info(), ctx.now);
+            }
+            if ns2 && self.w.cwnd < mss {
+                // ns-2 (tcp-full.cc, recv): every echo restarts the timer of a sender with less
+                // than one segment; an ACK without one opens the window (slow start) instead.
+                if ece {
+                    self.ecn_hold = true;
+                    self.rto_at = ctx.now + self.rtt.rto();
+                    restart_timer = false;
+                }
+            } else if ns2 {
+                self.ecn_hold = false;
             }
             if self.snd_una >= self.snd_max {
                 if !self.ecn_hold {
@@ -450,8 +481,9 @@ impl Endpoint {
             } else if self.dupacks == 3 && ack > self.recover {
                 self.enter_fast_recovery(ctx);
             }
-            if ece && !self.in_recovery && self.snd_una > self.ecn_recover {
-                self.ecn_response(ctx.now, self.snd_max - self.snd_una);
+            let rfc3168 = ctx.params.ecn_response == EcnResponse::Rfc3168;
+            if ece && rfc3168 && !self.in_recovery && self.snd_una > self.ecn_recover {
+                self.ecn_response(ctx, self.snd_max - self.snd_una);
             }
         }
     }
@@ -469,6 +501,7 @@ impl Endpoint {
             self.stats.loss_reductions += 1;
         }
         self.ecn_recover = self.ecn_recover.max(self.snd_max);
+        self.last_reduction_ecn = false;
         self.retransmit_head(ctx);
         self.w.cwnd = self.w.ssthresh + 3 * self.w.mss;
         self.in_recovery = true;
@@ -481,13 +514,35 @@ impl Endpoint {
     /// says (a FlightSize taken after the ACK would cut one more segment per echo).
     /// With a one-segment window the sender cannot go lower: it keeps one segment, restarts
     /// the retransmission timer and sends new data only when it expires (RFC 3168 6.1.2).
-    fn ecn_response(&mut self, now: SimTime, flight: u64) {
-        let at_one_segment = self.w.cwnd <= self.w.mss;
-        self.cc.on_congestion_event(&mut self.w, Signal::Ecn, flight, now);
-        if at_one_segment {
-            self.w.cwnd = self.w.mss;
-            self.ecn_hold = true;
-            self.rto_at = now + self.rtt.rto();
+    /// With ns-2's response (`EcnResponse::Ns2`) the window is halved in whole segments.
+    fn ecn_response(&mut self, ctx: &SegmentCtx, flight: u64) {
+        let now = ctx.now;
+        let mss = self.w.mss;
+        let at_one_segment = self.w.cwnd <= mss;
+        match ctx.params.ecn_response {
+            EcnResponse::Rfc3168 => {
+                self.cc.on_congestion_event(&mut self.w, Signal::Ecn, flight, now);
+                if at_one_segment {
+                    self.w.cwnd = mss;
+                    self.ecn_hold = true;
+                    self.rto_at = now + self.rtt.rto();
+                }
+            }
+            EcnResponse::Ns2 => {
+                // tcp.cc, TcpAgent::ecn: a second echo at one segment or less backs off.
+                if at_one_segment && self.ecn_backoff {
+                    self.rtt.back_off();
+                }
+                self.ecn_backoff = at_one_segment;
+                // slowdown(CLOSE_CWND_HALF | CLOSE_SSTHRESH_HALF) with precision_reduce_ (the
+                // default): cwnd_ = windowd() / 2, windowd() = min(cwnd_, wnd_), fractions
+                // kept; ssthresh_ = int(cwnd_) segments, at least 2.
+                let half = self.w.cwnd.min(self.peer_wnd) / 2;
+                self.cc.on_congestion_event(&mut self.w, Signal::Ecn, flight, now);
+                self.w.cwnd = half;
+                self.w.ssthresh = (half / mss).max(2) * mss;
+                self.last_reduction_ecn = true;
+            }
         }
         self.ecn_recover = self.snd_max;
         self.cwr_pending = true;
@@ -602,14 +657,33 @@ impl Endpoint {
                 self.send_syn(ctx);
             }
             // The wait after an echo at one segment is over: new data may go (no loss).
-            _ if self.ecn_hold && self.snd_una == self.snd_max => self.ecn_hold = false,
+            _ if self.ecn_hold
+                && self.snd_una == self.snd_max
+                && ctx.params.ecn_response == EcnResponse::Rfc3168 =>
+            {
+                self.ecn_hold = false
+            }
+            // ns-2 (tcp-full.cc, timeout_action): the wait is a timeout: one segment, ssthresh
+            // kept, the timer backed off.
+            _ if self.ecn_hold && self.snd_una == self.snd_max => {
+                self.ecn_hold = false;
+                self.stats.rtos += 1;
+                self.w.cwnd = self.w.mss;
+                self.rtt.back_off();
+            }
             _ if self.snd_una < self.snd_max => {
                 self.ecn_hold = false;
                 // RFC 6298 5.4-5.6 and RFC 5681 eq. 4: collapse to one segment, back off, and
                 // resend from snd_una (go-back-N); RFC 6582 step 6: recover = highest sent.
                 self.stats.rtos += 1;
                 let flight = self.snd_max - self.snd_una;
+                let ssthresh = self.w.ssthresh;
                 self.cc.on_timeout(&mut self.w, flight, ctx.now);
+                if self.last_reduction_ecn {
+                    // ns-2's response only (set by nothing else): after an ECN reduction a
+                    // timeout does not halve ssthresh again.
+                    self.w.ssthresh = ssthresh;
+                }
                 self.recover = self.snd_max - 1;
                 self.ecn_recover = self.ecn_recover.max(self.snd_max);
                 self.in_recovery = false;
@@ -831,6 +905,7 @@ mod tests {
             abc: false,
             ecn: false,
             ecn_plus: EcnPlus::Off,
+            ecn_response: EcnResponse::Rfc3168,
         }
     }
 
@@ -1216,6 +1291,83 @@ mod tests {
         assert_eq!(out[0].kind, PacketKind::Data, "new data, not a retransmission");
         assert!(out[0].has(flags::CWR));
         assert_eq!(pair.s.stats.rtos, 0, "the wait is not a timeout");
+    }
+
+    #[test]
+    fn ns2_response_halves_below_one_segment_and_waits_out_a_timeout() {
+        let p = TcpParams { ecn: true, ecn_response: EcnResponse::Ns2, ..params() };
+        let mut pair = Pair::new(p);
+        pair.establish();
+        assert_eq!(pair.on(true, |e, _| e.write(20_000)).len(), 2);
+        let ece = |ack: u64| ack_to_server(ack, flags::ECE);
+        // Two segments: one (RFC 3168's rule stops at two).
+        pair.now = 100 * NS_PER_MS;
+        assert!(pair.deliver(true, &ece(1001)).is_empty());
+        assert_eq!((pair.s.window().cwnd, pair.s.window().ssthresh), (1000, 2000));
+        let one = pair.deliver(true, &ece(2001));
+        assert_eq!(one.len(), 1, "the echo of the same window: no reduction, no growth");
+        assert!(one[0].has(flags::CWR));
+        // One segment: half a segment. Nothing may go; the timer runs.
+        pair.now = 200 * NS_PER_MS;
+        assert!(pair.deliver(true, &ece(3001)).is_empty());
+        assert_eq!((pair.s.window().cwnd, pair.s.window().ssthresh), (500, 2000));
+        assert_eq!(pair.s.stats.ecn_reductions, 2);
+        let rto = pair.s.rto_at - pair.now;
+        assert_eq!(pair.s.rtt.backoff(), 0);
+        // Its expiry is a timeout: one segment of new data, ssthresh kept, the timer backed off.
+        pair.now = pair.s.rto_at;
+        let out = pair.on(true, |e, ctx| {
+            e.on_rto(ctx);
+        });
+        assert_eq!((out.len(), out[0].kind, out[0].seq), (1, PacketKind::Data, 3001));
+        assert_eq!((pair.s.window().cwnd, pair.s.window().ssthresh), (1000, 2000));
+        assert_eq!((pair.s.stats.rtos, pair.s.rtt.backoff()), (1, 1));
+        // A second echo at one segment backs the timer off again, and the echoing ACK's RTT
+        // sample does not end that backoff (ns-2's ecn_backoff_).
+        pair.now += 100 * NS_PER_MS;
+        assert!(pair.deliver(true, &ece(4001)).is_empty());
+        assert_eq!(pair.s.window().cwnd, 500);
+        assert_eq!(pair.s.rtt.backoff(), 2);
+        assert!(pair.s.rto_at - pair.now > 2 * rto, "the wait grows: {} against {rto}", pair.s.rto_at - pair.now);
+        pair.now = pair.s.rto_at;
+        pair.on(true, |e, ctx| {
+            e.on_rto(ctx);
+        });
+        // An ACK without an echo ends the backoff and the window grows again (slow start).
+        pair.now += 100 * NS_PER_MS;
+        let out = pair.deliver(true, &ack_to_server(5001, 0));
+        assert_eq!(pair.s.rtt.backoff(), 0);
+        assert_eq!((out.len(), pair.s.window().cwnd), (2, 2000));
+        assert_eq!(pair.s.stats.rtos, 2);
+        // A window of 2.5 segments halves to 1.25: one segment may go, ssthresh 2.
+        let p = TcpParams { ecn: true, ecn_response: EcnResponse::Ns2, initial_window_segments: 3, ..params() };
+        let mut pair = Pair::new(p);
+        pair.establish();
+        pair.on(true, |e, _| e.write(20_000));
+        pair.s.w.cwnd = 2500;
+        pair.deliver(true, &ece(1001));
+        assert_eq!((pair.s.window().cwnd, pair.s.window().ssthresh), (1250, 2000));
+    }
+
+    #[test]
+    fn ns2_response_keeps_ssthresh_on_a_timeout_after_an_echo() {
+        // ns-2's timeout_action after an ECN reduction: one segment, ssthresh kept. RFC 5681
+        // halves FlightSize again (9 segments outstanding: 4500).
+        for (response, ssthresh_after_rto) in [(EcnResponse::Ns2, 5000), (EcnResponse::Rfc3168, 4500)] {
+            let p = TcpParams { ecn: true, initial_window_segments: 10, ecn_response: response, ..params() };
+            let mut pair = Pair::new(p);
+            pair.establish();
+            pair.on(true, |e, _| e.write(20_000));
+            pair.deliver(true, &ack_to_server(1001, flags::ECE));
+            assert_eq!((pair.s.window().cwnd, pair.s.window().ssthresh), (5000, 5000), "{response:?}");
+            pair.now = pair.s.rto_at;
+            let out = pair.on(true, |e, ctx| {
+                e.on_rto(ctx);
+            });
+            assert_eq!((out[0].kind, out[0].seq), (PacketKind::Retx, 1001));
+            assert_eq!(pair.s.window().cwnd, 1000);
+            assert_eq!(pair.s.window().ssthresh, ssthresh_after_rto, "{response:?}");
+        }
     }
 
     #[test]

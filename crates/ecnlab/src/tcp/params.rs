@@ -8,6 +8,8 @@
 
 use super::cubic::CubicParams;
 use crate::engine::SimTime;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 
 /// Which congestion controller an endpoint runs, with its parameters.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -28,6 +30,29 @@ pub enum EcnPlus {
     Off,
     Seed,
     Rfc5562,
+}
+
+/// How a sender reduces its window on an ECN echo.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum EcnResponse {
+    /// RFC 3168 6.1.2: as for a loss (ssthresh = max(beta FlightSize, 2 SMSS), cwnd =
+    /// ssthresh), so the window stops at two segments; with a one-segment window the sender
+    /// keeps one segment and sends new data when the retransmission timer expires.
+    #[default]
+    Rfc3168,
+    /// ns-2.35's FullTcp (tcp.cc `TcpAgent::ecn` and `slowdown`, tcp-full.cc `recv`,
+    /// `newack` and `timeout_action`, with ns-2's default `precision_reduce_`): the window is
+    /// halved whatever its size, fractions of a segment kept (one segment becomes half of
+    /// one; ssthresh is the whole segments of the result, at least 2); a sender with less
+    /// than one segment sends nothing and restarts its retransmission
+    /// timer on every echo; when it expires that counts as a timeout: one segment, ssthresh
+    /// kept, the timer backed off. An echo at a window of one segment or less backs the
+    /// timer off once more if the previous one did too, and such backoff is not ended by an
+    /// RTT sample taken from an echoing ACK (ns-2's `ecn_backoff_`). A retransmission
+    /// timeout after an ECN reduction (before any fast retransmit) keeps ssthresh. Echoes on
+    /// duplicate ACKs are ignored. NewReno and Reno only, without ABE.
+    Ns2,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -52,6 +77,7 @@ pub struct TcpParams {
     /// The endpoint is ECN-capable (RFC 3168): it asks for ECN (client) or accepts it (server).
     pub ecn: bool,
     pub ecn_plus: EcnPlus,
+    pub ecn_response: EcnResponse,
 }
 
 /// RFC 3390's initial window in segments for a given MSS: min(4 MSS, max(2 MSS, 4380 B)).

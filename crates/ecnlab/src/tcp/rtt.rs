@@ -63,6 +63,16 @@ impl RttEstimator {
         r
     }
 
+    /// Consecutive backoffs so far.
+    pub fn backoff(&self) -> u32 {
+        self.backoff
+    }
+
+    /// Restores a backoff count (ns-2's ECN response keeps it across an RTT sample).
+    pub fn set_backoff(&mut self, backoff: u32) {
+        self.backoff = backoff;
+    }
+
     /// An expiry: double the timeout.
     pub fn back_off(&mut self) {
         if self.rto() < self.max {
