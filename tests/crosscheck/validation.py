@@ -22,6 +22,7 @@ import sys
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -32,10 +33,14 @@ def _spread(case: Case, n: int) -> Case:
     return replace(case, seeds=tuple(range(1, n + 1)))
 
 
+def _measure(case: Case) -> dict[str, Any]:
+    return run_case(case, verdicts=False)
+
+
 def spread(names: list[str], n: int, jobs: int) -> None:
     cases = [by_name()[name] for name in names] if names else list(CASES)
     with ProcessPoolExecutor(jobs) as pool:
-        results = list(pool.map(run_case, [_spread(c, n) for c in cases]))
+        results = list(pool.map(_measure, [_spread(c, n) for c in cases]))
     data = json.loads(SPREAD_FILE.read_text())
     if n != data["seeds"]:
         raise SystemExit(
