@@ -170,7 +170,10 @@ taken as new (a second reduction for one mark); the ECN reduction halved the dat
 *after* the echoing ACK, one segment more than RFC 3168's halving. And ns-2's RED rule never
 to signal while the queue holds at most one packet is now an option (`min_queue_pkts = 2`,
 docs/models/red.md); the RED scenarios use it, and `red-ecn-drop-above-max-no-min-queue`
-shows what it changes.
+shows what it changes. ns-2's ECN response (FullTcp halves its window whatever its size and,
+below one segment, waits for its retransmission timer) is an option too
+(`tcp.ecn_response = "ns2"`, docs/models/ecn.md): `red-star-above-max` shows RFC 3168's
+response against ns-2's, `red-star-above-max-ns2-response` the option against ns-2's.
 
 Measures (docs/results.md for the tables they come from): `utilization_*`, `loss_rate_*`,
 `mark_rate_*`, `signal_rate_*` (drops and marks per arrival), `mean_queue_pkts_*` over the
