@@ -514,7 +514,8 @@ impl Endpoint {
     /// says (a FlightSize taken after the ACK would cut one more segment per echo).
     /// With a one-segment window the sender cannot go lower: it keeps one segment, restarts
     /// the retransmission timer and sends new data only when it expires (RFC 3168 6.1.2).
-    /// With ns-2's response (`EcnResponse::Ns2`) the window is halved in whole segments.
+    /// With ns-2's response (`EcnResponse::Ns2`) the window is halved whatever its size, to
+    /// below one segment too (the caller then holds the sender until its timer expires).
     fn ecn_response(&mut self, ctx: &SegmentCtx, flight: u64) {
         let now = ctx.now;
         let mss = self.w.mss;
