@@ -9,6 +9,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -133,3 +134,20 @@ def ecnlab_process(*args: str) -> subprocess.Popen[str]:
         )
     finally:
         signal.signal(signal.SIGINT, runner)
+
+
+def wait_for_cpu_seconds(proc: subprocess.Popen[str], seconds: float) -> None:
+    """Wait until ``proc`` has used ``seconds`` of CPU (Linux's /proc), so that a loaded
+    machine, which slows its imports, does not interrupt it before they are done; elsewhere
+    wait that long in wall time."""
+    stat = Path(f"/proc/{proc.pid}/stat")
+    if not stat.exists():
+        time.sleep(seconds)
+        return
+    tick = os.sysconf("SC_CLK_TCK")
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and proc.poll() is None:
+        fields = stat.read_text().rsplit(")", 1)[1].split()
+        if (int(fields[11]) + int(fields[12])) / tick >= seconds:  # utime + stime
+            return
+        time.sleep(0.1)

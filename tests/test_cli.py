@@ -4,14 +4,19 @@ from __future__ import annotations
 
 import json
 import signal
-import time
 from pathlib import Path
 
 import duckdb
 import ecnlab
 import pandas as pd
 import pytest
-from conftest import EXAMPLES, assert_one_line_error, ecnlab_process, invoke
+from conftest import (
+    EXAMPLES,
+    assert_one_line_error,
+    ecnlab_process,
+    invoke,
+    wait_for_cpu_seconds,
+)
 
 BULK = str(EXAMPLES / "dumbbell-bulk.toml")
 
@@ -110,7 +115,7 @@ def test_python_dash_m_and_ctrl_c(tmp_path: Path) -> None:
     out = tmp_path / "run"
     web = str(EXAMPLES / "web-dumbbell.toml")
     proc = ecnlab_process("run", web, "--out", str(out), "--quiet", "--set", "duration_s=3600")
-    time.sleep(3)  # imports done, simulation under way
+    wait_for_cpu_seconds(proc, 3.0)  # imports done (about 1 s of CPU), simulation under way
     assert proc.poll() is None, proc.communicate()
     proc.send_signal(signal.SIGINT)
     _, stderr = proc.communicate(timeout=60)

@@ -11,7 +11,6 @@ import shutil
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +24,7 @@ from conftest import (
     assert_tables_identical,
     ecnlab_process,
     invoke,
+    wait_for_cpu_seconds,
 )
 from ecnlab import _core, store
 from ecnlab import sweep as sweep_mod
@@ -176,23 +176,6 @@ def test_04_the_documented_maximum_of_flows_is_checked_against_a_budget(tmp_path
     assert_one_line_error(invoke("validate", BULK, "--memory-budget", "lots"), "memory budget")
 
 
-def _wait_for_cpu_seconds(proc: subprocess.Popen[str], seconds: float) -> None:
-    """Wait until ``proc`` has used ``seconds`` of CPU (Linux's /proc), so that a loaded
-    machine, which slows its imports, does not interrupt it before they are done; elsewhere
-    wait that long in wall time."""
-    stat = Path(f"/proc/{proc.pid}/stat")
-    if not stat.exists():
-        time.sleep(seconds)
-        return
-    tick = os.sysconf("SC_CLK_TCK")
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline and proc.poll() is None:
-        fields = stat.read_text().rsplit(")", 1)[1].split()
-        if (int(fields[11]) + int(fields[12])) / tick >= seconds:  # utime + stime
-            return
-        time.sleep(0.1)
-
-
 def test_04_ctrl_c_interrupts_a_dense_run_promptly(tmp_path: Path) -> None:
     """A million packets per millisecond: each core call still returns after 1e6 events."""
     out = tmp_path / "dense"
@@ -203,7 +186,7 @@ def test_04_ctrl_c_interrupts_a_dense_run_promptly(tmp_path: Path) -> None:
         '[[workloads]]\nkind = "packet_source"\nrate_pps = 1e9\n'
     )
     proc = ecnlab_process("run", str(scenario), "--out", str(out), "--quiet")
-    _wait_for_cpu_seconds(proc, 3.0)  # imports done (about 1 s of CPU), simulation under way
+    wait_for_cpu_seconds(proc, 3.0)  # imports done (about 1 s of CPU), simulation under way
     assert proc.poll() is None, proc.communicate()
     proc.send_signal(signal.SIGINT)
     _, stderr = proc.communicate(timeout=30)
