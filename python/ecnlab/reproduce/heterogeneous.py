@@ -168,8 +168,9 @@ def group_settings() -> dict[str, str]:
 
 def scheme_settings() -> dict[str, str]:
     """``[derived]`` settings of the ``scheme`` axis: RED drops (the hosts are not
-    ECN-capable, so ns-2's ECN response does not apply); ECN marks between the thresholds and drops beyond max_th; ECNM also marks
-    beyond max_th (``docs/models/red.md``, ``above_max``)."""
+    ECN-capable, so ns-2's ECN response does not apply); ECN marks between the thresholds and
+    drops beyond max_th; ECNM also marks beyond max_th (``docs/models/red.md``,
+    ``above_max``)."""
     return {
         "tcp.ecn": "scheme != 'red'",
         "tcp.ecn_response": f"'rfc3168' if scheme == 'red' else '{NS2_ECN_RESPONSE}'",

@@ -684,9 +684,9 @@ impl TcpConfig {
         Ok(())
     }
 
-    /// ECN+, ABE and ns-2's ECN response change only connections that use ECN: set for hosts without it, they would
-    /// be recorded but do nothing. `layers` are the tables this one is made of (see
-    /// `Scenario::tcp_in_use`); an error names the one that set the option.
+    /// ECN+, ABE and ns-2's ECN response change only connections that use ECN: set for hosts
+    /// without it, they would be recorded but do nothing. `layers` are the tables this one is
+    /// made of (see `Scenario::tcp_in_use`); an error names the one that set the option.
     fn validate_ecn_options(&self, layers: &[(String, &TcpConfig)]) -> Result<(), ConfigError> {
         let ecn = self.ecn == Some(true) || self.ecn_fraction.is_some_and(|f| f > 0.0);
         let set_in = |is_set: &dyn Fn(&TcpConfig) -> bool| {

@@ -658,19 +658,15 @@ impl Endpoint {
                 self.send_syn(ctx);
             }
             // The wait after an echo at one segment is over: new data may go (no loss).
-            _ if self.ecn_hold
-                && self.snd_una == self.snd_max
-                && ctx.params.ecn_response == EcnResponse::Rfc3168 =>
-            {
-                self.ecn_hold = false
-            }
-            // ns-2 (tcp-full.cc, timeout_action): the wait is a timeout: one segment, ssthresh
-            // kept, the timer backed off.
             _ if self.ecn_hold && self.snd_una == self.snd_max => {
                 self.ecn_hold = false;
-                self.stats.rtos += 1;
-                self.w.cwnd = self.w.mss;
-                self.rtt.back_off();
+                if ctx.params.ecn_response == EcnResponse::Ns2 {
+                    // ns-2 (tcp-full.cc, timeout_action): the wait is a timeout: one segment,
+                    // ssthresh kept, the timer backed off.
+                    self.stats.rtos += 1;
+                    self.w.cwnd = self.w.mss;
+                    self.rtt.back_off();
+                }
             }
             _ if self.snd_una < self.snd_max => {
                 self.ecn_hold = false;

@@ -45,9 +45,9 @@ pub enum EcnResponse {
     /// `newack` and `timeout_action`, with ns-2's default `precision_reduce_`): the window is
     /// halved whatever its size, fractions of a segment kept (one segment becomes half of
     /// one; ssthresh is the whole segments of the result, at least 2); a sender with less
-    /// than one segment sends nothing and restarts its retransmission
-    /// timer on every echo; when it expires that counts as a timeout: one segment, ssthresh
-    /// kept, the timer backed off. An echo at a window of one segment or less backs the
+    /// than one segment sends nothing and restarts its retransmission timer on every echo;
+    /// when it expires that counts as a timeout: one segment, ssthresh kept, the timer backed
+    /// off. An echo at a window of one segment or less backs the
     /// timer off once more if the previous one did too, and such backoff is not ended by an
     /// RTT sample taken from an echoing ACK (ns-2's `ecn_backoff_`). A retransmission
     /// timeout after an ECN reduction (before any fast retransmit) keeps ssthresh. Echoes on
