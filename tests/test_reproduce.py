@@ -141,9 +141,22 @@ def test_reproduce_adds_seeds_while_a_claim_is_unresolved(tmp_path: Path) -> Non
 
     report = repro.reproduce(Unsure(), "quick", tmp_path, jobs=1, progress=False)
     assert report.seeds == {"buffers": 3}  # start 2, one step of 1, capped at 3
+    assert (report.looks, report.looks_run) == (2, 2)
     (c,) = report.claims
     assert c["verdict"] == "unresolved" and c["n_seeds"] == 0
     assert set(c["tests"][0]["not_finite"]) == {"1", "2", "3"}
+
+    # Stopped at the first look: the stored third seed is not read, nothing new runs, and the
+    # interval keeps the two-look level.
+    first = repro.reproduce(Unsure(), "quick", tmp_path, jobs=1, progress=False, max_looks=1)
+    assert first.seeds == {"buffers": 2} and first.sweeps["buffers"].done == 0
+    (c,) = first.claims
+    assert set(c["tests"][0]["not_finite"]) == {"1", "2"}
+    doc = json.loads((tmp_path / "claims.json").read_text())
+    assert (doc["looks"], doc["looks_run"]) == (2, 1)
+    assert doc["interval_confidence"] == pytest.approx(0.975)
+    with pytest.raises(SweepError, match="max_looks"):
+        repro.reproduce(Unsure(), "quick", tmp_path, max_looks=0)
 
 
 def test_reproduce_refuses_another_mode_in_the_same_folder(tmp_path: Path) -> None:
@@ -180,6 +193,8 @@ def test_cli_reproduce_unknown_study_is_one_line_error() -> None:
     assert_one_line_error(result, "unknown study 'nosuch'")
     result = invoke("reproduce", "nosuch", "--quick", "--full")
     assert_one_line_error(result, "--quick and --full exclude each other")
+    result = invoke("reproduce", "dcn", "--looks", "0")
+    assert result.exit_code != 0 and "--looks" in result.output
 
 
 class Web(repro.Study):

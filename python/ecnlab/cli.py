@@ -726,6 +726,17 @@ def reproduce(
     jobs: JobsOpt = None,
     backend: BackendOpt = "local",
     scheduler: SchedulerOpt = None,
+    looks: Annotated[
+        Optional[int],
+        typer.Option(
+            "--looks",
+            min=1,
+            help=(
+                "Stop after this many looks (default: as many as the seed plan allows); "
+                "claims unresolved then stay unresolved, intervals keep the plan's level."
+            ),
+        ),
+    ] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bars.")] = False,
 ) -> None:
     """Reproduce a seed study: run its sweeps (resumable), then write claims.json,
@@ -756,6 +767,7 @@ def reproduce(
             scheduler=scheduler,
             progress=False if quiet else None,
             on_part=on_part,
+            max_looks=looks,
         )
     except (OSError, ValueError) as e:
         _fail(str(e))

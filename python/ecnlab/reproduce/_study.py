@@ -326,6 +326,9 @@ class StudyReport:
     wall_s: float
     looks: int = 1
     """How many times the claims could be decided (the Bonferroni divisor)."""
+    looks_run: int = 1
+    """How many of those looks were made (fewer when the claims resolved early or the caller
+    stopped at ``max_looks``)."""
     confidence: float = CONFIDENCE
     """The level of every interval: :func:`interval_confidence` of ``looks``."""
 
@@ -349,6 +352,7 @@ def reproduce(
     scheduler: str | None = None,
     progress: bool | None = None,
     on_part: Callable[[int, int, str, int, int], None] | None = None,
+    max_looks: int | None = None,
 ) -> StudyReport:
     """Run (or resume) every part of ``study`` in ``mode``, decide its claims, write the report.
 
@@ -358,6 +362,10 @@ def reproduce(
         out: the output folder (default ``results/<study>-<mode>``), created or resumed.
         jobs, backend, scheduler, progress: as :func:`ecnlab.run_sweep`.
         on_part: called as ``on_part(index, count, name, runs, look)`` before each part runs.
+        max_looks: stop after this many looks (default: all the mode's seed plans allow).
+            Claims still unresolved then are reported unresolved; the intervals stay at the
+            level of the whole plan (:func:`interval_confidence` of its looks), so a decision
+            made at an early stop is the one the full sequence would have made at that look.
 
     Returns:
         A :class:`StudyReport`. The claims are written even if some runs failed (a failed
@@ -365,11 +373,13 @@ def reproduce(
         says how many.
 
     Raises:
-        SweepError: ``mode`` is unknown, a part is invalid (nothing has run), or ``out`` holds
-            another reproduction's parts.
+        SweepError: ``mode`` is unknown, ``max_looks`` is below 1, a part is invalid (nothing
+            has run), or ``out`` holds another reproduction's parts.
     """
     if mode not in MODES:
         raise SweepError(f"mode {mode!r} is not one of {', '.join(MODES)}")
+    if max_looks is not None and max_looks < 1:
+        raise SweepError(f"max_looks ({max_looks}) must be at least 1")
     root = Path(out) if out is not None else Path("results") / f"{study.name}-{mode}"
     definitions = study.sweeps(mode)
     names = [d.get("name") for d in definitions]
@@ -389,7 +399,8 @@ def reproduce(
     start = time.perf_counter()
     seeds = {n: plans[n].start for n in names}
     reports: dict[str, SweepReport] = {}
-    for look in range(1, looks + 1):
+    last = looks if max_looks is None else min(looks, max_looks)
+    for look in range(1, last + 1):
         for i, d in enumerate(definitions):
             s = sweep_from_dict(
                 {**d, "seeds": seeds[d["name"]]}, study.data_dir / f"{d['name']}.toml"
@@ -416,7 +427,7 @@ def reproduce(
             for p in c.parts
             if seeds[p] < plans[p].cap
         }
-        if not grow:
+        if not grow or look == last:
             break
         for p in grow:
             seeds[p] = min(plans[p].cap, seeds[p] + plans[p].step)
@@ -432,6 +443,7 @@ def reproduce(
         sweeps=reports,
         wall_s=time.perf_counter() - start,
         looks=looks,
+        looks_run=look,
         confidence=confidence,
     )
     _write(root, study, plans, findings, report)
@@ -531,6 +543,7 @@ def _write(
         "rule": RULE,
         "confidence": CONFIDENCE,
         "looks": report.looks,
+        "looks_run": report.looks_run,
         "interval_confidence": report.confidence,
         "seed_plans": {
             n: {"start": p.start, "step": p.step, "cap": p.cap} for n, p in plans.items()
@@ -625,8 +638,8 @@ def _page(study: Study, findings: Findings, report: StudyReport) -> str:
         )
         + "</p>",
         (
-            f"<p>{html.escape(RULE)} Here: {report.looks} look(s), intervals at "
-            f"{100 * report.confidence:.2f}%, seeds per part: "
+            f"<p>{html.escape(RULE)} Here: {report.looks_run} of {report.looks} look(s) made, "
+            f"intervals at {100 * report.confidence:.2f}%, seeds per part: "
             f"{html.escape(', '.join(f'{k} {v}' for k, v in report.seeds.items()))}.</p>"
         ),
     ]
