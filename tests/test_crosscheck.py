@@ -185,10 +185,21 @@ def test_red_and_tcp_parameters_are_explicit() -> None:
         ("ecn_", "1"),
         ("nodelay_", "true"),
         ("tcpTick_", "0.001"),
+        ("slow_start_restart_", "false"),  # ecnlab has no restart after idle
     ]:
         assert value in _set(script, name), (name, _set(script, name))
     # bulk flows keep ecnlab's RTTs: a leaf link of half the extra delay each
     assert script.count("set leaf(") == 20
+
+
+def test_rto_backoff_note_only_where_ecnlab_keeps_the_backoff() -> None:
+    def notes(extra: list[str]) -> list[str]:
+        s = normalized(EXAMPLES / "red-dumbbell.toml", ["duration_s=3", "warmup_s=1", *extra])
+        flows = bulk_flows(ecnlab.run(s, seed=1, progress=False))
+        return [n for n in translate(s, 1, flows).notes if "backoff" in n]
+
+    assert len(notes([])) == 1 and "rto_backoff_end" in notes([])[0]
+    assert notes(["tcp.rto_backoff_end=new_ack"]) == []
 
 
 @pytest.mark.parametrize(

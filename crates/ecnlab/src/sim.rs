@@ -1639,7 +1639,8 @@ fn diff_queue(b: &QueueStats, a: &QueueStats) -> QueueStats {
     for k in 0..PacketKind::COUNT {
         for o in 0..Outcome::COUNT {
             for r in 0..Reason::COUNT {
-                d.packets[k][o][r] -= a.packets[k][o][r];
+                // Wrapping: one count can go down between snapshots (QueueStats).
+                d.packets[k][o][r] = d.packets[k][o][r].wrapping_sub(a.packets[k][o][r]);
             }
         }
     }

@@ -593,6 +593,7 @@ def translate(
 
     profiles = _tcp_profiles(s, scenario)
     _ecn_response_note(scenario, notes)
+    _rto_backoff_note(scenario, notes)
     first_cid = 1 + max((f.flow for f in bulk_flows), default=-1) + 1
     packmime_offset = 1_000_000_000
     _bulk(s, scenario, bulk_flows, profiles, path_rtt_ms, topo)
@@ -664,7 +665,13 @@ _TCP_DEFAULTS: tuple[tuple[str, str, str, str], ...] = (
     ("Agent/TCP", "T_RTTVAR_BITS", "2", ""),
     ("Agent/TCP", "tcpTick_", "0.001", "ns-2.35: 0.01; ecnlab's RTT clock granularity is 1 ms"),
     ("Agent/TCP", "bugFix_", "true", ""),
-    ("Agent/TCP", "slow_start_restart_", "true", ""),
+    (
+        "Agent/TCP",
+        "slow_start_restart_",
+        "false",
+        "ns-2.35: true (FullTcp restarts from windowInit_ after an idle period longer than "
+        "srtt + 4 rttvar); ecnlab has no restart after idle",
+    ),
     ("Agent/TCP", "restart_bugfix_", "true", ""),
     ("Agent/TCP", "precisionReduce_", "true", ""),
     ("Agent/TCP", "SetCWRonRetransmit_", "true", ""),
@@ -754,6 +761,20 @@ def _ecn_response_note(scenario: Mapping[str, Any], notes: list[str]) -> None:
             "FullTcp halves its window on an ECN echo whatever its size and below one segment "
             "waits for its retransmission timer (tcp.cc, slowdown; tcp-full.cc, recv); "
             'ecnlab\'s ecn_response = "rfc3168" stops at two segments: "ns2" models FullTcp\'s'
+        )
+
+
+def _rto_backoff_note(scenario: Mapping[str, Any], notes: list[str]) -> None:
+    """FullTcp ends a timer backoff at any new ACK; say so where ecnlab's hosts do not."""
+    if any(
+        params.get("rto_backoff_end", "rtt_sample") == "rtt_sample"
+        for i in range(len(scenario["workloads"]))
+        for params in (tcp_params(scenario, i, t) for t in ("clients", "servers"))
+    ):
+        notes.append(
+            "FullTcp ends a retransmission timer's backoff at every ACK of new data "
+            '(tcp-full.cc, newack); ecnlab\'s rto_backoff_end = "rtt_sample" keeps it until an '
+            'RTT sample: "new_ack" models FullTcp\'s'
         )
 
 

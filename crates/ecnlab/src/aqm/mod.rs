@@ -298,7 +298,9 @@ impl Aqm {
 }
 
 /// Cumulative counters of a queue, by packet kind, outcome and reason. Windows and intervals
-/// are differences of two snapshots.
+/// are differences of two snapshots, in wrapping arithmetic: a packet counted as enqueued and
+/// dropped at dequeue (CoDel, PIE) moves from enqueued to dropped, so one count of a
+/// difference can be negative (wrapped) while the sums read from it are exact.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct QueueStats {
     pub packets: [[[u64; Reason::COUNT]; Outcome::COUNT]; PacketKind::COUNT],
@@ -320,7 +322,7 @@ impl QueueStats {
         for k in &self.packets {
             for (r, c) in k[outcome as usize].iter().enumerate() {
                 if reason.is_none_or(|want| want as usize == r) {
-                    n += c;
+                    n = c.wrapping_add(n);
                 }
             }
         }
@@ -329,14 +331,14 @@ impl QueueStats {
 
     /// Total of one outcome for one kind.
     pub fn by_kind(&self, kind: PacketKind, outcome: Outcome) -> u64 {
-        self.packets[kind as usize][outcome as usize].iter().sum()
+        self.packets[kind as usize][outcome as usize].iter().fold(0, |n, c| n.wrapping_add(*c))
     }
 
     /// Arrivals = enqueued + marked (also enqueued) + dropped; marked packets are counted once.
     pub fn arrivals(&self) -> u64 {
         self.total(Outcome::Enqueued, None)
-            + self.total(Outcome::Marked, None)
-            + self.total(Outcome::Dropped, None)
+            .wrapping_add(self.total(Outcome::Marked, None))
+            .wrapping_add(self.total(Outcome::Dropped, None))
     }
 }
 

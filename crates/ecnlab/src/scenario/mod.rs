@@ -14,7 +14,7 @@ use serde::{Deserialize, Serialize};
 use crate::aqm::{AecnParams, AfdParams, AredParams, ChokeParams, CodelParams, DcnParams, PiParams, PieParams, RedParams, RemParams, RioParams, ThresholdParams};
 use crate::engine::time::{from_millis, from_secs, NS_PER_MS};
 use crate::tcp::cubic::{CubicParams, CubicRtt};
-use crate::tcp::params::{rfc3390_iw_segments, CcKind, EcnPlus, EcnResponse, TcpParams};
+use crate::tcp::params::{rfc3390_iw_segments, CcKind, EcnPlus, EcnResponse, RtoBackoffEnd, TcpParams};
 pub use dist::Dist;
 use crate::workload::{PackMimeParams, TpcwParams, WebSessionsParams};
 
@@ -454,6 +454,10 @@ pub struct TcpConfig {
     /// The window reduction on an ECN echo: `rfc3168` (default) or `ns2` (ns-2.35's FullTcp).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ecn_response: Option<EcnResponse>,
+    /// When a backed-off retransmission timer returns to its computed value: `rtt_sample`
+    /// (default, RFC 6298 with Karn's algorithm) or `new_ack` (ns-2.35's FullTcp).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rto_backoff_end: Option<RtoBackoffEnd>,
     /// Multiplicative decrease on a loss (NewReno 0.5, CUBIC 0.7).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub beta: Option<f64>,
@@ -536,6 +540,7 @@ impl TcpConfig {
             ecn: o.ecn.or(self.ecn),
             ecn_plus: o.ecn_plus.or(self.ecn_plus),
             ecn_response: o.ecn_response.or(self.ecn_response),
+            rto_backoff_end: o.rto_backoff_end.or(self.rto_backoff_end),
             beta: o.beta.or(self.beta),
             abe: o.abe.or(self.abe),
             beta_ecn: o.beta_ecn.or(self.beta_ecn),
@@ -599,6 +604,7 @@ impl TcpConfig {
                 EcnPlusName::Rfc5562 => EcnPlus::Rfc5562,
             },
             ecn_response: self.ecn_response.unwrap_or_default(),
+            rto_backoff_end: self.rto_backoff_end.unwrap_or_default(),
         }
     }
 
@@ -630,6 +636,7 @@ impl TcpConfig {
             // Written only when not the default, so that runs stored before the option existed
             // keep their identity (a run's id hashes its filled scenario).
             ecn_response: self.ecn_response.filter(|r| *r != EcnResponse::Rfc3168),
+            rto_backoff_end: self.rto_backoff_end.filter(|r| *r != RtoBackoffEnd::RttSample),
             beta: Some(beta),
             abe: Some(abe),
             beta_ecn: abe.then_some(beta_ecn),
@@ -1317,6 +1324,18 @@ mod tests {
         assert_eq!((p.initial_window_segments, p.min_rto, p.delayed_ack), (10, 300_000_000, 40_000_000));
         let s = with(r#"{"tcp": {"profile": "seed-2005"}}"#).unwrap();
         assert_eq!(s.tcp.resolve().initial_rto, 3_000_000_000);
+    }
+
+    #[test]
+    fn rto_backoff_end_is_written_out_only_when_not_the_default() {
+        let s = with(r#"{"tcp": {"rto_backoff_end": "new_ack"}}"#).unwrap();
+        assert_eq!(s.tcp.resolve().rto_backoff_end, RtoBackoffEnd::NewAck);
+        assert!(s.to_json().contains(r#""rto_backoff_end": "new_ack""#));
+        let s = with(r#"{"tcp": {"rto_backoff_end": "rtt_sample"}}"#).unwrap();
+        assert_eq!(s.tcp.resolve().rto_backoff_end, RtoBackoffEnd::RttSample);
+        assert!(!Scenario::from_json(&s.to_json()).unwrap().to_json().contains("rto_backoff_end"));
+        let e = with(r#"{"tcp": {"rto_backoff_end": "never"}}"#).unwrap_err();
+        assert!(e.to_string().contains("rto_backoff_end"), "{e}");
     }
 
     #[test]

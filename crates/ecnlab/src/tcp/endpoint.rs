@@ -23,7 +23,7 @@
 //!   Reno's recovery left on a partial ACK is repaired by the retransmission timer.
 
 use super::cc::{CongestionControl, Controller, Cubic, NewReno, Signal, Window};
-use super::params::{CcKind, EcnPlus, EcnResponse, TcpParams};
+use super::params::{CcKind, EcnPlus, EcnResponse, RtoBackoffEnd, TcpParams};
 use super::rtt::RttEstimator;
 use crate::engine::SimTime;
 use crate::packet::{flags, Direction, Ecn, Packet, PacketId, PacketKind, PacketPool};
@@ -419,6 +419,9 @@ impl Endpoint {
                 }
                 self.rtt_timing = false;
             }
+            if ctx.params.rto_backoff_end == RtoBackoffEnd::NewAck && !keep_backoff {
+                self.rtt.end_backoff();
+            }
             self.snd_una = ack;
             self.snd_nxt = self.snd_nxt.max(ack);
             self.dupacks = 0;
@@ -662,10 +665,10 @@ impl Endpoint {
                 self.ecn_hold = false;
                 if ctx.params.ecn_response == EcnResponse::Ns2 {
                     // ns-2 (tcp-full.cc, timeout_action): the wait is a timeout: one segment,
-                    // ssthresh kept, the timer backed off.
+                    // ssthresh kept. With nothing outstanding the timer is not backed off
+                    // (reset_rtx_timer with restart_bugfix_, ns-2's default).
                     self.stats.rtos += 1;
                     self.w.cwnd = self.w.mss;
-                    self.rtt.back_off();
                 }
             }
             _ if self.snd_una < self.snd_max => {
@@ -903,6 +906,7 @@ mod tests {
             ecn: false,
             ecn_plus: EcnPlus::Off,
             ecn_response: EcnResponse::Rfc3168,
+            rto_backoff_end: RtoBackoffEnd::RttSample,
         }
     }
 
@@ -1311,31 +1315,40 @@ mod tests {
         assert_eq!(pair.s.stats.ecn_reductions, 2);
         let rto = pair.s.rto_at - pair.now;
         assert_eq!(pair.s.rtt.backoff(), 0);
-        // Its expiry is a timeout: one segment of new data, ssthresh kept, the timer backed off.
+        // Its expiry is a timeout: one segment of new data, ssthresh kept; with nothing
+        // outstanding the timer is not backed off.
         pair.now = pair.s.rto_at;
         let out = pair.on(true, |e, ctx| {
             e.on_rto(ctx);
         });
         assert_eq!((out.len(), out[0].kind, out[0].seq), (1, PacketKind::Data, 3001));
         assert_eq!((pair.s.window().cwnd, pair.s.window().ssthresh), (1000, 2000));
-        assert_eq!((pair.s.stats.rtos, pair.s.rtt.backoff()), (1, 1));
-        // A second echo at one segment backs the timer off again, and the echoing ACK's RTT
-        // sample does not end that backoff (ns-2's ecn_backoff_).
+        assert_eq!((pair.s.stats.rtos, pair.s.rtt.backoff()), (1, 0));
+        // A second echo at one segment backs the timer off (ns-2's ecn_backoff_)...
         pair.now += 100 * NS_PER_MS;
         assert!(pair.deliver(true, &ece(4001)).is_empty());
         assert_eq!(pair.s.window().cwnd, 500);
+        assert_eq!(pair.s.rtt.backoff(), 1);
+        assert!(pair.s.rto_at - pair.now > rto * 3 / 2, "the wait grows: {} against {rto}", pair.s.rto_at - pair.now);
+        pair.now = pair.s.rto_at;
+        pair.on(true, |e, ctx| {
+            e.on_rto(ctx);
+        });
+        assert_eq!(pair.s.rtt.backoff(), 1, "not backed off at the expiry");
+        // ...and an echoing ACK's RTT sample does not end that backoff: a third echo doubles it.
+        pair.now += 100 * NS_PER_MS;
+        assert!(pair.deliver(true, &ece(5001)).is_empty());
         assert_eq!(pair.s.rtt.backoff(), 2);
-        assert!(pair.s.rto_at - pair.now > 2 * rto, "the wait grows: {} against {rto}", pair.s.rto_at - pair.now);
         pair.now = pair.s.rto_at;
         pair.on(true, |e, ctx| {
             e.on_rto(ctx);
         });
         // An ACK without an echo ends the backoff and the window grows again (slow start).
         pair.now += 100 * NS_PER_MS;
-        let out = pair.deliver(true, &ack_to_server(5001, 0));
+        let out = pair.deliver(true, &ack_to_server(6001, 0));
         assert_eq!(pair.s.rtt.backoff(), 0);
         assert_eq!((out.len(), pair.s.window().cwnd), (2, 2000));
-        assert_eq!(pair.s.stats.rtos, 2);
+        assert_eq!(pair.s.stats.rtos, 3);
         // A window of 2.5 segments halves to 1.25: one segment may go, ssthresh 2.
         let p = TcpParams { ecn: true, ecn_response: EcnResponse::Ns2, initial_window_segments: 3, ..params() };
         let mut pair = Pair::new(p);
@@ -1364,6 +1377,27 @@ mod tests {
             assert_eq!((out[0].kind, out[0].seq), (PacketKind::Retx, 1001));
             assert_eq!(pair.s.window().cwnd, 1000);
             assert_eq!(pair.s.window().ssthresh, ssthresh_after_rto, "{response:?}");
+        }
+    }
+
+    #[test]
+    fn a_backed_off_timer_ends_at_an_rtt_sample_or_at_any_new_ack() {
+        // After a timeout the retransmitted segment gives no RTT sample (Karn): RFC 6298 keeps
+        // the backoff through its ACK; ns-2's FullTcp ends it there.
+        for (end, backoff_after) in [(RtoBackoffEnd::RttSample, 1), (RtoBackoffEnd::NewAck, 0)] {
+            let p = TcpParams { initial_window_segments: 4, rto_backoff_end: end, ..params() };
+            let mut pair = Pair::new(p);
+            pair.establish();
+            pair.on(true, |e, _| e.write(20_000));
+            pair.now = pair.s.rto_at;
+            let out = pair.on(true, |e, ctx| {
+                e.on_rto(ctx);
+            });
+            assert_eq!((out[0].kind, out[0].seq), (PacketKind::Retx, 1));
+            assert_eq!(pair.s.rtt.backoff(), 1);
+            pair.now += 100 * NS_PER_MS;
+            pair.deliver(true, &ack_to_server(1001, 0));
+            assert_eq!(pair.s.rtt.backoff(), backoff_after, "{end:?}");
         }
     }
 

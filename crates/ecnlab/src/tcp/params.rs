@@ -46,13 +46,26 @@ pub enum EcnResponse {
     /// halved whatever its size, fractions of a segment kept (one segment becomes half of
     /// one; ssthresh is the whole segments of the result, at least 2); a sender with less
     /// than one segment sends nothing and restarts its retransmission timer on every echo;
-    /// when it expires that counts as a timeout: one segment, ssthresh kept, the timer backed
-    /// off. An echo at a window of one segment or less backs the
-    /// timer off once more if the previous one did too, and such backoff is not ended by an
-    /// RTT sample taken from an echoing ACK (ns-2's `ecn_backoff_`). A retransmission
+    /// when it expires that counts as a timeout: one segment, ssthresh kept, the timer not
+    /// backed off (nothing is outstanding). An echo at a window of one segment or less backs
+    /// the timer off if the previous one did too, and such backoff is not ended by an RTT
+    /// sample taken from an echoing ACK (ns-2's `ecn_backoff_`). A retransmission
     /// timeout after an ECN reduction (before any fast retransmit) keeps ssthresh. Echoes on
     /// duplicate ACKs are ignored. NewReno and Reno only, without ABE.
     Ns2,
+}
+
+/// When a backed-off retransmission timer returns to its computed value.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum RtoBackoffEnd {
+    /// RFC 6298 section 5.7 with Karn's algorithm: the backoff is kept until an RTT sample,
+    /// which only an ACK of a segment sent once can give.
+    #[default]
+    RttSample,
+    /// ns-2.35's FullTcp (tcp-full.cc, `newack`): every ACK of new data ends it (with
+    /// `ecn_response = "ns2"`, except an echoing ACK while ns-2's ECN backoff holds).
+    NewAck,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -78,6 +91,7 @@ pub struct TcpParams {
     pub ecn: bool,
     pub ecn_plus: EcnPlus,
     pub ecn_response: EcnResponse,
+    pub rto_backoff_end: RtoBackoffEnd,
 }
 
 /// RFC 3390's initial window in segments for a given MSS: min(4 MSS, max(2 MSS, 4380 B)).

@@ -73,6 +73,11 @@ impl RttEstimator {
         self.backoff = backoff;
     }
 
+    /// The timeout returns to its computed value (an ACK of new data, `RtoBackoffEnd::NewAck`).
+    pub fn end_backoff(&mut self) {
+        self.backoff = 0;
+    }
+
     /// An expiry: double the timeout.
     pub fn back_off(&mut self) {
         if self.rto() < self.max {
