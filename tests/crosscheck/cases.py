@@ -150,6 +150,12 @@ DELACK = (
     "congestion signals; with an ACK for every segment (red-ecn-per-segment-acks, "
     "syn-losses) the two agree"
 )
+BACKOFF_END = (
+    "ns-2's FullTcp ends a retransmission timer's backoff at every ACK of new data "
+    "(tcp-full.cc, FullTcpAgent::newack: 't_backoff_ = 1' unless an echo holds ns-2's ECN "
+    "backoff); ecnlab keeps it until an RTT sample (RFC 6298 with Karn's algorithm), so after "
+    "a timeout its flows wait longer; with tcp.rto_backoff_end = \"new_ack\" the two agree"
+)
 ECN_ONE_SEGMENT = (
     "ns-2's ECN response halves cwnd whatever its size (tcp.cc, TcpAgent::slowdown: "
     "CLOSE_CWND_HALF sets cwnd_ = halfwin, only ssthresh_ is floored at 2) and, below one "
@@ -264,18 +270,38 @@ CASES: tuple[Case, ...] = (
             unexplained(
                 "utilization_down",
                 "ecnlab uses the link about 2.5 % more although it loses as many packets and "
-                "times out as often; with delayed ACKs (timeouts) the difference is 0.5 %. Not "
+                "times out as often; with delayed ACKs (timeouts) the difference is 0.5 %, with "
+                "FullTcp's end of the timer backoff too (timeouts-fulltcp-timers) 2.4 %. Not "
                 "yet traced.",
             ),
-            unexplained(
+            differ(
                 "loss_rate_down",
-                "ecnlab loses about 5 % fewer of its arrivals (with delayed ACKs, timeouts: "
-                "the same within the spread). Not yet traced.",
+                BACKOFF_END + " (timeouts-fulltcp-timers)",
+                low=-0.12,
+                high=-0.01,
             ),
             within_spread("timeouts_per_flow"),
         ),
         seeds=(1, 2),
         overrides=("tcp.ack_every_segments=1",),
+    ),
+    Case(
+        "timeouts-fulltcp-timers",
+        "timeouts.toml",
+        "the same with an ACK per segment and FullTcp's end of the timer backoff "
+        "(tcp.rto_backoff_end = \"new_ack\")",
+        (
+            unexplained(
+                "utilization_down",
+                "ecnlab uses the link 2.4 % more (seeds 1-3) with the same losses, "
+                "retransmissions and timeouts; not yet traced.",
+            ),
+            within_spread("loss_rate_down"),
+            within_spread("retx_share"),
+            within_spread("timeouts_per_flow"),
+        ),
+        seeds=(1, 2),
+        overrides=("tcp.ack_every_segments=1", "tcp.rto_backoff_end=new_ack"),
     ),
     Case(
         "rtt-heterogeneous-droptail",
@@ -331,15 +357,66 @@ CASES: tuple[Case, ...] = (
         "red-ecn-drop-above-max.toml",
         "RED with ECN, average above max_th: ECN-capable packets dropped there (RFC 3168)",
         (
-            within_spread("utilization_down"),
-            unexplained("aqm_avg_mean_down", "Follows from the signal rate below."),
             unexplained(
+                "utilization_down",
+                "ecnlab uses the link 1.3 % more (seeds 1-3), as in the -fulltcp variant of "
+                "this case and in timeouts-fulltcp-timers; not yet traced. An agree row until "
+                "the translation turned off FullTcp's restart after idle, which lowered ns-2's "
+                "utilization here by 0.3 % (0.930 to 0.928) and put the difference beyond the "
+                "spread.",
+            ),
+            differ(
+                "aqm_avg_mean_down",
+                "FullTcp's ECN response, delayed-ACK timer and end of the timer backoff against "
+                "ecnlab's defaults (" + ECN_ONE_SEGMENT + "; " + DELACK + "; " + BACKOFF_END
+                + "): with all three as FullTcp has them (red-ecn-drop-above-max-fulltcp) the "
+                "average, the signal rate and the split into marks and drops agree",
+                low=-0.05,
+                high=-0.005,
+            ),
+            differ(
                 "signal_rate_down",
-                "Candidates: ns-2's RED 'old' flag (the first arrival above min_th is not signalled) and its count reset, not modelled in ecnlab; not yet traced.",
+                "Follows from the average above, which sits near max_th: beyond it the gentle "
+                "slope (1 - max_p) / max_th is 0.11 per packet against max_p / (max_th - "
+                "min_th) = 0.02 below it, so a 2 % lower average gives about 10 % less signal "
+                "probability (the mean of p_b over the sampled averages of seed 1: -10.1 %); "
+                "agrees in red-ecn-drop-above-max-fulltcp",
+                low=-0.15,
+                high=-0.03,
             ),
             differ("timeouts_per_flow", ECN_ONE_SEGMENT, low=-0.35, high=-0.02),
         ),
         seeds=(1, 2),
+    ),
+    Case(
+        "red-ecn-drop-above-max-fulltcp",
+        "red-ecn-drop-above-max.toml",
+        "the same with FullTcp's ECN response, an ACK per segment in both and FullTcp's end of "
+        "the timer backoff (tcp.ecn_response = \"ns2\", tcp.rto_backoff_end = \"new_ack\")",
+        (
+            unexplained(
+                "utilization_down",
+                "ecnlab uses the link 1.3 % more (seeds 1-3), as in timeouts-fulltcp-timers "
+                "(2.4 %), where the losses and timeouts agree too; not yet traced. Changed "
+                "from an agree row after the spread run, which found it beyond the spread.",
+            ),
+            unexplained(
+                "aqm_avg_mean_down",
+                "ecnlab's average is 0.9 % lower (seeds 1-3) while the signal, loss and mark "
+                "rates agree; not yet traced. Changed from an agree row after the spread run, "
+                "which found it beyond the spread.",
+            ),
+            within_spread("signal_rate_down"),
+            within_spread("loss_rate_down"),
+            within_spread("mark_rate_down"),
+            within_spread("timeouts_per_flow"),
+        ),
+        seeds=(1, 2),
+        overrides=(
+            "tcp.ecn_response=ns2",
+            "tcp.ack_every_segments=1",
+            "tcp.rto_backoff_end=new_ack",
+        ),
     ),
     Case(
         "red-ecn-drop-above-max-no-min-queue",
@@ -390,17 +467,9 @@ CASES: tuple[Case, ...] = (
         (
             within_spread("utilization_down"),
             within_spread("jain_bulk"),
-            unexplained(
-                "mean_queue_pkts_down",
-                "ecnlab's queue is shorter by a fortieth although it marks less; not yet traced.",
-            ),
-            unexplained(
-                "mark_rate_down",
-                "About a tenth fewer marks in ecnlab (the RFC 3168 response: 0.9998 against "
-                "0.127, red-star-above-max); the same sign and size as the signal rate of "
-                "red-ecn-drop-above-max, whose cause is not yet traced.",
-            ),
-            unexplained("timeouts_per_flow", "Follows from the marks above."),
+            within_spread("mean_queue_pkts_down"),
+            within_spread("mark_rate_down"),
+            within_spread("timeouts_per_flow"),
         ),
         seeds=(1, 2),
         overrides=("tcp.ecn_response=ns2", "tcp.ack_every_segments=1"),
@@ -468,12 +537,35 @@ CASES: tuple[Case, ...] = (
         (
             differ("marks_synack", "SYN-ACKs are marked in both", ns2=(5, 1e9), ecnlab=(5, 1e9)),
             agree("drops_synack", "no SYN-ACK is dropped in either", abs=0.5),
-            unexplained(
+            differ(
                 "response_time_median_s",
-                "Candidate: ns-2's delayed ACK is a periodic tick (0-200 ms for a lone segment, ecnlab 200 ms), as in the DELACK rows; not yet traced.",
+                "The long-lived flows' TCP: FullTcp's ECN response, delayed-ACK timer and end "
+                "of the timer backoff against ecnlab's defaults (see red-ecn-drop-above-max); "
+                "with all three as FullTcp has them (ecn-plus-fulltcp) the medians agree. An "
+                "ACK per segment alone leaves the difference (+3.8 % and +3.2 %, seeds 1 and 2)",
+                low=0.005,
+                high=0.08,
             ),
         ),
         seeds=(1, 2),
+    ),
+    Case(
+        "ecn-plus-fulltcp",
+        "ecn-plus.toml",
+        "the same with FullTcp's ECN response, an ACK per segment in both and FullTcp's end of "
+        "the timer backoff",
+        (
+            differ("marks_synack", "SYN-ACKs are marked in both", ns2=(5, 1e9), ecnlab=(5, 1e9)),
+            agree("drops_synack", "no SYN-ACK is dropped in either", abs=0.5),
+            within_spread("response_time_median_s"),
+            within_spread("response_time_mean_s"),
+        ),
+        seeds=(1, 2),
+        overrides=(
+            "tcp.ecn_response=ns2",
+            "tcp.ack_every_segments=1",
+            "tcp.rto_backoff_end=new_ack",
+        ),
     ),
     Case(
         "poisson-short-transfers",

@@ -173,7 +173,16 @@ docs/models/red.md); the RED scenarios use it, and `red-ecn-drop-above-max-no-mi
 shows what it changes. ns-2's ECN response (FullTcp halves its window whatever its size and,
 below one segment, waits for its retransmission timer) is an option too
 (`tcp.ecn_response = "ns2"`, docs/models/ecn.md): `red-star-above-max` shows RFC 3168's
-response against ns-2's, `red-star-above-max-ns2-response` the option against ns-2's.
+response against ns-2's, `red-star-above-max-ns2-response` the option against ns-2's. So is
+FullTcp's end of a retransmission timer's backoff at every ACK of new data
+(`tcp.rto_backoff_end = "new_ack"`; ecnlab's default keeps it until an RTT sample, as RFC 6298
+with Karn's algorithm): `red-ecn-drop-above-max-fulltcp`, `ecn-plus-fulltcp` and
+`timeouts-fulltcp-timers` use it.
+Tracing the rows these explain found two more differences: the option's wait after an echo
+below one segment backed the timer off at its end, which ns-2 does not when nothing is
+outstanding (fixed); and FullTcp restarts from its initial window after an idle period longer
+than srtt + 4 rttvar (`slow_start_restart_`, so a sender back from such a wait sends two
+segments, not one), which ecnlab does not model: the translation turns it off.
 
 Measures (docs/results.md for the tables they come from): `utilization_*`, `loss_rate_*`,
 `mark_rate_*`, `signal_rate_*` (drops and marks per arrival), `mean_queue_pkts_*` over the
