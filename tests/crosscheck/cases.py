@@ -150,6 +150,10 @@ DELACK = (
     "congestion signals; with an ACK for every segment (red-ecn-per-segment-acks, "
     "syn-losses) the two agree"
 )
+FULLTCP_TCP = ("tcp.ecn_response=ns2", "tcp.ack_every_segments=1", "tcp.rto_backoff_end=new_ack")
+"""ecnlab's TCP made as close to FullTcp's as its options allow: FullTcp's ECN response and end
+of a timer backoff, and an ACK per segment on both sides (FullTcp's periodic delayed-ACK tick
+apart)."""
 BACKOFF_END = (
     "ns-2's FullTcp ends a retransmission timer's backoff at every ACK of new data "
     "(tcp-full.cc, FullTcpAgent::newack: 't_backoff_ = 1' unless an echo holds ns-2's ECN "
@@ -412,11 +416,7 @@ CASES: tuple[Case, ...] = (
             within_spread("timeouts_per_flow"),
         ),
         seeds=(1, 2),
-        overrides=(
-            "tcp.ecn_response=ns2",
-            "tcp.ack_every_segments=1",
-            "tcp.rto_backoff_end=new_ack",
-        ),
+        overrides=FULLTCP_TCP,
     ),
     Case(
         "red-ecn-drop-above-max-no-min-queue",
@@ -561,11 +561,7 @@ CASES: tuple[Case, ...] = (
             within_spread("response_time_mean_s"),
         ),
         seeds=(1, 2),
-        overrides=(
-            "tcp.ecn_response=ns2",
-            "tcp.ack_every_segments=1",
-            "tcp.rto_backoff_end=new_ack",
-        ),
+        overrides=FULLTCP_TCP,
     ),
     Case(
         "poisson-short-transfers",
