@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 from typing import Any, ClassVar
@@ -11,6 +12,7 @@ from conftest import EXAMPLES, assert_one_line_error, invoke
 from ecnlab import reproduce as repro
 from ecnlab._scenario import _read_toml
 from ecnlab.reproduce import verdict as V
+from ecnlab.reproduce._study import _page
 from ecnlab.sweep import SweepError
 from matplotlib.figure import Figure
 
@@ -157,6 +159,9 @@ def test_reproduce_adds_seeds_while_a_claim_is_unresolved(tmp_path: Path) -> Non
     assert doc["interval_confidence"] == pytest.approx(0.975)
     with pytest.raises(SweepError, match="max_looks"):
         repro.reproduce(Unsure(), "quick", tmp_path, max_looks=0)
+    # A report decided from stored runs without any sweep still renders its runs table.
+    page = _page(Unsure(), repro.Findings(), dataclasses.replace(first, sweeps={}))
+    assert "<h2>Runs</h2>" in page
 
 
 def test_reproduce_refuses_another_mode_in_the_same_folder(tmp_path: Path) -> None:

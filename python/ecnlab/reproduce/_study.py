@@ -677,7 +677,8 @@ def _page(study: Study, findings: Findings, report: StudyReport) -> str:
         }
         for name, r in report.sweeps.items()
     ]
-    parts.append(html_table(pd.DataFrame(sweep_rows).set_index("part")))
+    columns = ["part", "runs", "run now", "already stored", "failed", "wall (s)"]
+    parts.append(html_table(pd.DataFrame(sweep_rows, columns=columns).set_index("part")))
     parts.append("<h2>Versions</h2>")
     parts.append(versions_html())
     return html_page(title, parts)
