@@ -182,7 +182,10 @@ Tracing the rows these explain found two more differences: the option's wait aft
 below one segment backed the timer off at its end, which ns-2 does not when nothing is
 outstanding (fixed); and FullTcp restarts from its initial window after an idle period longer
 than srtt + 4 rttvar (`slow_start_restart_`, so a sender back from such a wait sends two
-segments, not one), which ecnlab does not model: the translation turns it off.
+segments, not one), which ecnlab does not model: the translation turns it off. Most of
+ecnlab's higher utilisation in cases with many timeouts comes from NewReno's partial ACKs
+(FullTcp's NewReno deflates cwnd to ssthresh at each one, ecnlab as RFC 6582):
+`timeouts-fulltcp-reno` runs Reno in both.
 
 Measures (docs/results.md for the tables they come from): `utilization_*`, `loss_rate_*`,
 `mark_rate_*`, `signal_rate_*` (drops and marks per arrival), `mean_queue_pkts_*` over the
