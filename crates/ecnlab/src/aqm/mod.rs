@@ -572,6 +572,20 @@ mod tests {
     }
 
     #[test]
+    fn a_difference_with_a_dequeue_drop_sums_exactly() {
+        // Between two snapshots a packet enqueued before the first was dropped at dequeue: the
+        // difference has enqueued -1 (wrapped) and dropped +1, and one arrival of another kind.
+        let mut d = QueueStats::default();
+        d.packets[PacketKind::Data as usize][Outcome::Enqueued as usize][0] = 0u64.wrapping_sub(1);
+        d.packets[PacketKind::Data as usize][Outcome::Dropped as usize][Reason::Early as usize] = 1;
+        d.packets[PacketKind::Ack as usize][Outcome::Enqueued as usize][0] = 1;
+        assert_eq!(d.arrivals(), 1);
+        assert_eq!(d.total(Outcome::Dropped, None), 1);
+        assert_eq!(d.total(Outcome::Enqueued, None), 0);
+        assert_eq!(d.by_kind(PacketKind::Data, Outcome::Dropped), 1);
+    }
+
+    #[test]
     fn byte_limit_and_occupancy_integral() {
         let mut pool = PacketPool::new();
         let mut q = Queue::new(None, Some(2500), Aqm::DropTail(DropTail));
