@@ -592,8 +592,7 @@ def translate(
     s.add(_LIB.read_text().rstrip("\n"))
 
     profiles = _tcp_profiles(s, scenario)
-    _ecn_response_note(scenario, notes)
-    _rto_backoff_note(scenario, notes)
+    _tcp_notes(scenario, notes)
     first_cid = 1 + max((f.flow for f in bulk_flows), default=-1) + 1
     packmime_offset = 1_000_000_000
     _bulk(s, scenario, bulk_flows, profiles, path_rtt_ms, topo)
@@ -749,28 +748,21 @@ def _tcp_profile_lines(params: Mapping[str, Any], listener: bool) -> list[str]:
     return lines
 
 
-def _ecn_response_note(scenario: Mapping[str, Any], notes: list[str]) -> None:
-    """FullTcp always reacts to echoes its own way; say so where ecnlab's hosts do not."""
-    rfc3168 = any(
-        params["ecn"] and params.get("ecn_response", "rfc3168") == "rfc3168"
+def _tcp_notes(scenario: Mapping[str, Any], notes: list[str]) -> None:
+    """FullTcp reacts to echoes and ends timer backoffs its own way; say so where ecnlab's hosts
+    do not."""
+    hosts = [
+        tcp_params(scenario, i, side)
         for i in range(len(scenario["workloads"]))
-        for params in (tcp_params(scenario, i, t) for t in ("clients", "servers"))
-    )
-    if rfc3168:
+        for side in ("clients", "servers")
+    ]
+    if any(p["ecn"] and p.get("ecn_response", "rfc3168") == "rfc3168" for p in hosts):
         notes.append(
             "FullTcp halves its window on an ECN echo whatever its size and below one segment "
             "waits for its retransmission timer (tcp.cc, slowdown; tcp-full.cc, recv); "
             'ecnlab\'s ecn_response = "rfc3168" stops at two segments: "ns2" models FullTcp\'s'
         )
-
-
-def _rto_backoff_note(scenario: Mapping[str, Any], notes: list[str]) -> None:
-    """FullTcp ends a timer backoff at any new ACK; say so where ecnlab's hosts do not."""
-    if any(
-        params.get("rto_backoff_end", "rtt_sample") == "rtt_sample"
-        for i in range(len(scenario["workloads"]))
-        for params in (tcp_params(scenario, i, t) for t in ("clients", "servers"))
-    ):
+    if any(p.get("rto_backoff_end", "rtt_sample") == "rtt_sample" for p in hosts):
         notes.append(
             "FullTcp ends a retransmission timer's backoff at every ACK of new data "
             '(tcp-full.cc, newack); ecnlab\'s rto_backoff_end = "rtt_sample" keeps it until an '

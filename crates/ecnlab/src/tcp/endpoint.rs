@@ -420,7 +420,7 @@ impl Endpoint {
                 self.rtt_timing = false;
             }
             if ctx.params.rto_backoff_end == RtoBackoffEnd::NewAck && !keep_backoff {
-                self.rtt.end_backoff();
+                self.rtt.set_backoff(0);
             }
             self.snd_una = ack;
             self.snd_nxt = self.snd_nxt.max(ack);

@@ -68,14 +68,10 @@ impl RttEstimator {
         self.backoff
     }
 
-    /// Restores a backoff count (ns-2's ECN response keeps it across an RTT sample).
+    /// Sets the backoff count: ns-2's ECN response keeps it across an RTT sample, and
+    /// `RtoBackoffEnd::NewAck` ends it (0) at an ACK of new data.
     pub fn set_backoff(&mut self, backoff: u32) {
         self.backoff = backoff;
-    }
-
-    /// The timeout returns to its computed value (an ACK of new data, `RtoBackoffEnd::NewAck`).
-    pub fn end_backoff(&mut self) {
-        self.backoff = 0;
     }
 
     /// An expiry: double the timeout.
