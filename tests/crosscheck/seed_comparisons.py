@@ -4,12 +4,14 @@ Each comparison is a small set of scenarios built by the study's own code, each 
 simulators over several seeds; the summary prints, per measure, the mean over seeds with a
 two-sided 95% Student-t interval for ns-2 and for ecnlab, measured the same way on both sides
 (``ecnlab.crosscheck.compare.measures``). The write-ups quote these tables
-(docs/reproduction/heterogeneous.md and dcn.md, "ns-2").
+(docs/reproduction/heterogeneous.md, dcn.md and ecn-plus.md, "ns-2").
 
     python tests/crosscheck/seed_comparisons.py heterogeneous OUT [--seeds 5] [--set PATH=VALUE ...]
     python tests/crosscheck/seed_comparisons.py dcn OUT [--seeds 1] [--cases drop-tail-105 ...]
+    python tests/crosscheck/seed_comparisons.py ecn-plus OUT [--seeds 3] [--cases RED*-ECN-90 ...]
 
-OUT keeps every run's folder (Tcl script, both sides' tables); a rerun resumes. ``--set``
+OUT keeps every run's folder (Tcl script, both sides' tables; ns-2's packet trace is deleted
+once read); a rerun resumes. ``--set``
 overrides a field of every case's scenario (as ``ecnlab crosscheck ns2 -s``), for instance
 ``tcp.ecn_response=rfc3168`` to give ecnlab RFC 3168's ECN response instead of ns-2's, which
 the heterogeneous reproduction uses.
@@ -40,6 +42,7 @@ KEPT = (
     "response_time_mean_s",
     "completed_share",
     "exchanges_started",
+    "response_within_0.5s_share",
 )
 
 
@@ -55,6 +58,15 @@ def heterogeneous_cases() -> dict[str, dict[str, Any]]:
             del sc["tcp"]["ecn_response"]  # ns-2's ECN response needs ECN
         cases[scheme] = sc
     return cases
+
+
+def _study_scenario(
+    path: Path, warmup_s: float, window_s: float, *overrides: str
+) -> dict[str, Any]:
+    """A study's scenario file with its warm-up and measurement window, normalized."""
+    return normalized(
+        str(path), [f"duration_s={warmup_s + window_s}", f"warmup_s={warmup_s}", *overrides]
+    )
 
 
 def dcn_cases() -> dict[str, dict[str, Any]]:
@@ -73,19 +85,53 @@ def dcn_cases() -> dict[str, dict[str, Any]]:
     cases = {}
     for load in (90, 105):
         for name, (queue, ecn) in queues.items():
-            warmup, window = dcn.WARMUP_S["http"], dcn.WINDOW_S["quick"]["http"]
-            sc = normalized(
-                str(dcn.DATA / "http.toml"),
-                [
-                    f"duration_s={warmup + window}",
-                    f"warmup_s={warmup}",
-                    f"load.calibration={dcn.CALIBRATION['quick']['http']}",
-                    f"load.offered_load_mbps={load}",
-                    f"tcp.ecn={'true' if ecn else 'false'}",
-                ],
+            sc = _study_scenario(
+                dcn.DATA / "http.toml",
+                dcn.WARMUP_S["http"],
+                dcn.WINDOW_S["quick"]["http"],
+                f"load.calibration={dcn.CALIBRATION['quick']['http']}",
+                f"load.offered_load_mbps={load}",
+                f"tcp.ecn={'true' if ecn else 'false'}",
             )
             sc["topology"]["bottleneck"]["queue"] = queue
             cases[f"{name}-{load}"] = sc
+    return cases
+
+
+ECN_PLUS_AQMS = ("RED*", "REM")
+"""Seed 000's central comparison (RED*: Fig. 3 and Table 1) and the AQM whose reversed claims
+the write-up traces to packet-mode price counting (REM)."""
+
+
+def ecn_plus_cases() -> dict[str, dict[str, Any]]:
+    """Seed 000, section 4: web sessions at 90% and 105% through RED* and REM with no ECN, ECN
+    and ECN+, the quick mode's warm-up, window and calibration. Two changes make the study's
+    scenario translatable, applied on both sides: one page per site (ns-2's WebTraf draws a
+    server for every page) and ECN+ as ``rfc5562`` (FullTcp's ``ecn_syn_`` with
+    ``ecn_syn_wait_ 0``: the server starts with one segment after a marked SYN-ACK; the study's
+    ``seed`` client ignores the mark, which no ns-2 client does). REM with ECN marks at
+    departure, as ns-2.35's REM does (``mark_on_dequeue``; the study marks at arrival)."""
+    from ecnlab.reproduce import ecn_plus as ep
+
+    cases = {}
+    for load in ep.LOADS:
+        for aqm in ECN_PLUS_AQMS:
+            for mode in ep.ECN_MODES:
+                ecn = mode != "no ECN"
+                sc = _study_scenario(
+                    ep.DATA / "web-sessions.toml",
+                    ep.WARMUP_S["web"],
+                    ep.WINDOW_S["quick"]["web"],
+                    f"load.offered_load_mbps={float(load.rstrip('%'))}",
+                    f"tcp.ecn={'true' if ecn else 'false'}",
+                    f"tcp.ecn_plus={'rfc5562' if mode == 'ECN+' else 'off'}",
+                )
+                queue_aqm = dict(ep.AQMS[aqm], ecn=ecn)
+                if aqm == "REM" and ecn:
+                    queue_aqm["mark_on_dequeue"] = True
+                sc["topology"]["bottleneck"]["queue"]["aqm"] = queue_aqm
+                sc["workloads"][0]["pages_per_site"] = {"dist": "constant", "value": 1}
+                cases[f"{aqm}-{mode.replace(' ', '-')}-{load.rstrip('%')}"] = normalized(sc)
     return cases
 
 
@@ -111,8 +157,9 @@ DERIVED = {
         ),
     },
     "dcn": {},
+    "ecn-plus": {},
 }
-CASES = {"heterogeneous": heterogeneous_cases, "dcn": dcn_cases}
+CASES = {"heterogeneous": heterogeneous_cases, "dcn": dcn_cases, "ecn-plus": ecn_plus_cases}
 
 
 def run(
@@ -136,6 +183,8 @@ def run(
             folder = out / f"{name}-{seed}"
             if not (folder / "measures.json").exists():
                 crosscheck_ns2(scenario, seed, folder, overrides or (), progress=False)
+                # ns-2's packet trace (GBs for a web run) is in the folder's tables now
+                (folder / "ns2" / "bottleneck.tr").unlink()
             m = json.loads((folder / "measures.json").read_text())
             results.setdefault(name, {})[seed] = {"ns2": m["ns2"], "ecnlab": m["ecnlab"]}
             print(f"{name} seed {seed}: done", flush=True)

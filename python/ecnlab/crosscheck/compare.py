@@ -109,6 +109,8 @@ def measures(tables: Mapping[str, pa.Table], scenario: Mapping[str, Any]) -> dic
     """The comparison's measures from one run's tables (NaN where a measure does not apply)."""
     import numpy as np
 
+    from ..analysis import response_time_summary
+
     warmup, duration = _window(scenario)
     window = duration - warmup
     out: dict[str, float] = {}
@@ -146,6 +148,10 @@ def measures(tables: Mapping[str, pa.Table], scenario: Mapping[str, Any]) -> dic
             if waited.any():
                 out["handshake_wait_mean_s"] = float(first.loc[waited, "handshake_wait_s"].mean())
         out["response_mbps"] = float(done["response_bytes"].sum() * 8 / window / 1e6)
+        # Seed 000's measure: the share of responses done within 0.5 s, Kaplan-Meier with an
+        # unfinished exchange censored at its elapsed time (as the reproduction reads it).
+        summary = response_time_summary(ex, at_s=(0.5,), horizon_s=window).iloc[0]
+        out["response_within_0.5s_share"] = float(summary["F_0.5"])
 
     aqm = tables["aqm_samples"].to_pandas()
     for (link, variable), group in aqm.groupby(["link", "variable"]):
