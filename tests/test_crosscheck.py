@@ -202,6 +202,17 @@ def test_rto_backoff_note_only_where_ecnlab_keeps_the_backoff() -> None:
     assert notes(["tcp.rto_backoff_end=new_ack"]) == []
 
 
+def test_close_note_only_for_request_response_workloads() -> None:
+    def notes(s: dict[str, Any]) -> list[str]:
+        flows = bulk_flows(ecnlab.run(s, seed=1, progress=False))
+        return [n for n in translate(s, 1, flows).notes if "own FIN" in n]
+
+    assert len(notes(scenario())) == 1
+    bulk_only = copy.deepcopy(BASE)
+    bulk_only["workloads"] = bulk_only["workloads"][:1]
+    assert notes(normalized(bulk_only)) == []
+
+
 @pytest.mark.parametrize(
     ("aqm", "use_mark_p", "mark_p"),
     [

@@ -626,6 +626,13 @@ def translate(
             "bulk flows: the sending end opens the connection (FullTcp's listener gets no "
             "upcall when it is established); ecnlab's client always opens"
         )
+    if any(_request_response(w["kind"]) for w in scenario["workloads"]):
+        notes.append(
+            "FullTcp's server answers the client's FIN with a pure ACK and sends its own FIN as "
+            "a second segment at the same instant (the bottleneck trace); ecnlab's server sends "
+            "one FIN that carries the ACK, so ns-2 has one more packet per connection from the "
+            "servers"
+        )
     header = [f"# note: {n}" for n in notes]
     script = s.text()
     first = script.index("\n\n")
