@@ -314,9 +314,10 @@ CASES: tuple[Case, ...] = (
                 "utilization_down",
                 "A rest of 0.5 % (seeds 1-3: 0.944 against 0.939) once NewReno's partial ACKs "
                 "are out of the way. Seed 1: the same arrivals (17,150 against 17,170) but 3 % "
-                "more overflow drops in ns-2 (1,476 against 1,430), which is the utilisation "
-                "difference (66 packets in 100 s): ns-2's arrivals find the 8-packet buffer full "
-                "more often, as they find RED's queue longer in red-ecn-drop-above-max-fulltcp. "
+                "more overflow drops in ns-2 (1,476 against 1,430), which is most of the "
+                "utilisation difference (66 of about 80 packets in 100 s): ns-2's arrivals find "
+                "the 8-packet buffer full more often, as they find RED's queue longer in "
+                "red-ecn-drop-above-max-fulltcp. "
                 "Not traced further. Written as an agree row before the spread run, which found "
                 "it beyond the spread.",
             ),
