@@ -19,6 +19,7 @@ from conftest import EXAMPLES, assert_one_line_error, invoke
 from ecnlab.crosscheck import Ns2Error, Untranslatable, check, measures, run_ns2, translate
 from ecnlab.crosscheck.ns2tables import _classify, _queue_steps, _time_average, read_trace
 from ecnlab.crosscheck.run import bulk_flows, normalized
+from ecnlab.reproduce.ecn_plus import _response_measures
 
 BASE: dict[str, Any] = {
     "name": "xc-unit",
@@ -303,8 +304,6 @@ def test_measures_agree_with_ecnlab_summary() -> None:
     assert m["response_time_mean_s"] == pytest.approx(r.summary["mean_response_time_s"], rel=1e-9)
     # seed 000's measure, read as the ecn-plus reproduction reads it (Kaplan-Meier, unfinished
     # exchanges censored)
-    from ecnlab.reproduce.ecn_plus import _response_measures
-
     ex = r.tables["exchanges"].to_pandas()
     assert m["response_within_0.5s_share"] == pytest.approx(
         _response_measures(ex, 60.0)["f05"] / 100, rel=1e-12

@@ -131,7 +131,7 @@ def ecn_plus_cases() -> dict[str, dict[str, Any]]:
                     queue_aqm["mark_on_dequeue"] = True
                 sc["topology"]["bottleneck"]["queue"]["aqm"] = queue_aqm
                 sc["workloads"][0]["pages_per_site"] = {"dist": "constant", "value": 1}
-                cases[f"{aqm}-{mode.replace(' ', '-')}-{load.rstrip('%')}"] = normalized(sc)
+                cases[f"{aqm}-{mode.replace(' ', '-')}-{load.rstrip('%')}"] = sc
     return cases
 
 
