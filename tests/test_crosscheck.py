@@ -193,14 +193,21 @@ def test_red_and_tcp_parameters_are_explicit() -> None:
     assert script.count("set leaf(") == 20
 
 
-def test_rto_backoff_note_only_where_ecnlab_keeps_the_backoff() -> None:
+@pytest.mark.parametrize(
+    ("option", "fulltcp", "says"),
+    [("rto_backoff_end", "new_ack", "every ACK of new data"), ("loss_response", "ns2", "4.4BSD")],
+)
+def test_tcp_note_only_where_ecnlab_differs_from_fulltcp(option: str, fulltcp: str, says: str) -> None:
+    """The translation notes FullTcp's timer backoff and answer to a loss unless ecnlab's
+    option already models them."""
+
     def notes(extra: list[str]) -> list[str]:
         s = normalized(EXAMPLES / "red-dumbbell.toml", ["duration_s=3", "warmup_s=1", *extra])
         flows = bulk_flows(ecnlab.run(s, seed=1, progress=False))
-        return [n for n in translate(s, 1, flows).notes if "backoff" in n]
+        return [n for n in translate(s, 1, flows).notes if f"{option} = " in n]
 
-    assert len(notes([])) == 1 and "rto_backoff_end" in notes([])[0]
-    assert notes(["tcp.rto_backoff_end=new_ack"]) == []
+    assert len(notes([])) == 1 and says in notes([])[0]
+    assert notes([f"tcp.{option}={fulltcp}"]) == []
 
 
 def test_close_note_only_for_request_response_workloads() -> None:

@@ -167,7 +167,12 @@ of the page), not written by hand.
 Differences found by this comparison and fixed in ecnlab (each with a unit test at the
 endpoint): an ECN echo on the ACK of exactly the data outstanding at the last reduction was
 taken as new (a second reduction for one mark); the ECN reduction halved the data in flight
-*after* the echoing ACK, one segment more than RFC 3168's halving. And ns-2's RED rule never
+*after* the echoing ACK, one segment more than RFC 3168's halving; CWR followed only an ECN
+reduction, where RFC 3168 6.1.2 sends it after a reduction "for any reason", so a receiver kept
+echoing a mark that a fast retransmit or a timeout had already answered and the sender reduced a
+second time for it (found by tracing `red-ecn-drop-above-max-fulltcp`: ecnlab made 10-20 % more
+ECN reductions per flow than ns-2 from the same number of marks, and its RED average was 0.9 %
+lower). And ns-2's RED rule never
 to signal while the queue holds at most one packet is now an option (`min_queue_pkts = 2`,
 docs/models/red.md); the RED scenarios use it, and `red-ecn-drop-above-max-no-min-queue`
 shows what it changes. ns-2's ECN response (FullTcp halves its window whatever its size and,
@@ -182,10 +187,13 @@ Tracing the rows these explain found two more differences: the option's wait aft
 below one segment backed the timer off at its end, which ns-2 does not when nothing is
 outstanding (fixed); and FullTcp restarts from its initial window after an idle period longer
 than srtt + 4 rttvar (`slow_start_restart_`, so a sender back from such a wait sends two
-segments, not one), which ecnlab does not model: the translation turns it off. Most of
-ecnlab's higher utilisation in cases with many timeouts comes from NewReno's partial ACKs
-(FullTcp's NewReno deflates cwnd to ssthresh at each one, ecnlab as RFC 6582):
-`timeouts-fulltcp-reno` runs Reno in both.
+segments, not one), which ecnlab does not model: the translation turns it off. ecnlab's
+higher utilisation in cases with windows of a few segments comes from FullTcp's answer to a
+loss, 4.4BSD Reno's (ssthresh from cwnd in whole segments, nothing new at the third duplicate
+ACK, growth on the ACK that ends recovery): first taken for NewReno's partial-ACK rule, it was
+traced by comparing both simulators' bottleneck traces (ns-2 sends more single-packet rounds
+and more back-to-back pairs) and is now an option (`tcp.loss_response = "ns2"`,
+docs/models/tcp.md), with which `timeouts-fulltcp` and `timeouts-fulltcp-reno` agree.
 
 Measures (docs/results.md for the tables they come from): `utilization_*`, `loss_rate_*`,
 `mark_rate_*`, `signal_rate_*` (drops and marks per arrival), `mean_queue_pkts_*` over the

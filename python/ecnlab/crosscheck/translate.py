@@ -756,8 +756,8 @@ def _tcp_profile_lines(params: Mapping[str, Any], listener: bool) -> list[str]:
 
 
 def _tcp_notes(scenario: Mapping[str, Any], notes: list[str]) -> None:
-    """FullTcp reacts to echoes and ends timer backoffs its own way; say so where ecnlab's hosts
-    do not."""
+    """FullTcp reacts to echoes and losses and ends timer backoffs its own way; say so where
+    ecnlab's hosts do not."""
     hosts = [
         tcp_params(scenario, i, side)
         for i in range(len(scenario["workloads"]))
@@ -768,6 +768,13 @@ def _tcp_notes(scenario: Mapping[str, Any], notes: list[str]) -> None:
             "FullTcp halves its window on an ECN echo whatever its size and below one segment "
             "waits for its retransmission timer (tcp.cc, slowdown; tcp-full.cc, recv); "
             'ecnlab\'s ecn_response = "rfc3168" stops at two segments: "ns2" models FullTcp\'s'
+        )
+    if any(p.get("loss_response", "rfc5681") == "rfc5681" for p in hosts):
+        notes.append(
+            "FullTcp answers a loss as 4.4BSD's Reno: ssthresh is the whole segments of half of "
+            "cwnd (tcp.cc, slowdown), nothing new goes at the third duplicate ACK and the ACK "
+            "that ends recovery also opens cwnd (tcp-full.cc, recv); ecnlab's loss_response = "
+            '"rfc5681" halves FlightSize in bytes: "ns2" models FullTcp\'s'
         )
     if any(p.get("rto_backoff_end", "rtt_sample") == "rtt_sample" for p in hosts):
         notes.append(

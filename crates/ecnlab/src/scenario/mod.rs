@@ -14,7 +14,7 @@ use serde::{Deserialize, Serialize};
 use crate::aqm::{AecnParams, AfdParams, AredParams, ChokeParams, CodelParams, DcnParams, PiParams, PieParams, RedParams, RemParams, RioParams, ThresholdParams};
 use crate::engine::time::{from_millis, from_secs, NS_PER_MS};
 use crate::tcp::cubic::{CubicParams, CubicRtt};
-use crate::tcp::params::{rfc3390_iw_segments, CcKind, EcnPlus, EcnResponse, RtoBackoffEnd, TcpParams};
+use crate::tcp::params::{rfc3390_iw_segments, CcKind, EcnPlus, EcnResponse, LossResponse, RtoBackoffEnd, TcpParams};
 pub use dist::Dist;
 use crate::workload::{PackMimeParams, TpcwParams, WebSessionsParams};
 
@@ -458,6 +458,11 @@ pub struct TcpConfig {
     /// (default, RFC 6298 with Karn's algorithm) or `new_ack` (ns-2.35's FullTcp).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rto_backoff_end: Option<RtoBackoffEnd>,
+    /// The window's answer to a loss: `rfc5681` (default) or `ns2` (ns-2.35's FullTcp, 4.4BSD's
+    /// Reno: ssthresh from cwnd in whole segments, nothing new at the third duplicate ACK, the
+    /// ACK that ends recovery opens the window).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub loss_response: Option<LossResponse>,
     /// Multiplicative decrease on a loss (NewReno 0.5, CUBIC 0.7).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub beta: Option<f64>,
@@ -541,6 +546,7 @@ impl TcpConfig {
             ecn_plus: o.ecn_plus.or(self.ecn_plus),
             ecn_response: o.ecn_response.or(self.ecn_response),
             rto_backoff_end: o.rto_backoff_end.or(self.rto_backoff_end),
+            loss_response: o.loss_response.or(self.loss_response),
             beta: o.beta.or(self.beta),
             abe: o.abe.or(self.abe),
             beta_ecn: o.beta_ecn.or(self.beta_ecn),
@@ -605,6 +611,7 @@ impl TcpConfig {
             },
             ecn_response: self.ecn_response.unwrap_or_default(),
             rto_backoff_end: self.rto_backoff_end.unwrap_or_default(),
+            loss_response: self.loss_response.unwrap_or_default(),
         }
     }
 
@@ -637,6 +644,7 @@ impl TcpConfig {
             // keep their identity (a run's id hashes its filled scenario).
             ecn_response: self.ecn_response.filter(|r| *r != EcnResponse::Rfc3168),
             rto_backoff_end: self.rto_backoff_end.filter(|r| *r != RtoBackoffEnd::RttSample),
+            loss_response: self.loss_response.filter(|r| *r != LossResponse::Rfc5681),
             beta: Some(beta),
             abe: Some(abe),
             beta_ecn: abe.then_some(beta_ecn),
@@ -744,6 +752,9 @@ impl TcpConfig {
         if self.ecn_response == Some(EcnResponse::Ns2) {
             check(!cubic, &format!("{path}.ecn_response"), "ns2", "ns-2's FullTcp response needs congestion_control = \"newreno\" or \"reno\"")?;
             check(self.abe != Some(true), &format!("{path}.ecn_response"), "ns2", "ns-2's FullTcp response halves the window: it cannot be combined with abe = true")?;
+        }
+        if self.loss_response == Some(LossResponse::Ns2) {
+            check(!cubic, &format!("{path}.loss_response"), "ns2", "ns-2's FullTcp loss response needs congestion_control = \"newreno\" or \"reno\"")?;
         }
         let path = |field: &str| format!("{path}.{field}");
         if let Some(v) = self.initial_rto_s {
@@ -1356,6 +1367,21 @@ mod tests {
         let e = with(r#"{"tcp": {"ecn_response": "ns2"}}"#).unwrap_err();
         assert_eq!(e.path, "tcp.ecn_response");
         assert!(e.rule.starts_with("needs ecn = true"), "{e}");
+    }
+
+    #[test]
+    fn ns2_loss_response_is_checked_and_written_out_only_when_chosen() {
+        let s = with(r#"{"tcp": {"congestion_control": "reno", "loss_response": "ns2"}}"#).unwrap();
+        assert_eq!(s.tcp.resolve().loss_response, LossResponse::Ns2);
+        assert!(s.to_json().contains(r#""loss_response": "ns2""#));
+        let s = with(r#"{"tcp": {"loss_response": "rfc5681"}}"#).unwrap();
+        assert_eq!(s.tcp.resolve().loss_response, LossResponse::Rfc5681);
+        assert!(!Scenario::from_json(&s.to_json()).unwrap().to_json().contains("loss_response"));
+        let e = with(r#"{"tcp": {"servers": {"loss_response": "ns2", "congestion_control": "cubic"}}}"#).unwrap_err();
+        assert_eq!(e.path, "tcp.servers.loss_response");
+        assert!(e.rule.contains("newreno"), "{e}");
+        let e = with(r#"{"tcp": {"loss_response": "bsd"}}"#).unwrap_err();
+        assert!(e.to_string().contains("loss_response"), "{e}");
     }
 
     #[test]

@@ -23,7 +23,7 @@
 //!   Reno's recovery left on a partial ACK is repaired by the retransmission timer.
 
 use super::cc::{CongestionControl, Controller, Cubic, NewReno, Signal, Window};
-use super::params::{CcKind, EcnPlus, EcnResponse, RtoBackoffEnd, TcpParams};
+use super::params::{CcKind, EcnPlus, EcnResponse, LossResponse, RtoBackoffEnd, TcpParams};
 use super::rtt::RttEstimator;
 use crate::engine::SimTime;
 use crate::packet::{flags, Direction, Ecn, Packet, PacketId, PacketKind, PacketPool};
@@ -134,6 +134,12 @@ pub struct Endpoint {
     partial_ack_recovery: bool,
     /// The first partial ACK of this recovery has been seen (impatient timer variant).
     partial_seen: bool,
+    /// What caused the last window reduction (ns-2's `last_cwnd_action_`).
+    last_reduction: Reduction,
+    /// ns-2's loss response only: the segment being processed triggered a fast retransmit,
+    /// and the flush that follows sends nothing new (tcp-full.cc sends nothing else at the
+    /// third duplicate ACK).
+    new_data_held: bool,
     rtt: RttEstimator,
     /// The segment being timed for an RTT sample: ACK at or beyond `rtt_seq` completes it.
     rtt_timing: bool,
@@ -151,6 +157,9 @@ pub struct Endpoint {
     /// of exactly that window still carries the echo of the mark that caused the reduction),
     /// and a loss is in a new window when its hole starts at or beyond it.
     ecn_recover: u64,
+    /// CWR goes on the next new data segment: the window was reduced, for an echo, a fast
+    /// retransmit or a timeout (RFC 3168 6.1.2: "for any reason"), so the receiver stops
+    /// echoing a mark that the reduction already answered.
     cwr_pending: bool,
     /// RFC 3168 6.1.2: an echo arrived with a one-segment window: send no new data until the
     /// retransmission timer expires. With ns-2's response: the window is below one segment
@@ -160,9 +169,6 @@ pub struct Endpoint {
     /// `ecn_backoff_`): another such echo backs the timer off, and an echoing ACK's RTT
     /// sample does not end the backoff.
     ecn_backoff: bool,
-    /// ns-2's response only: the last window reduction was for an echo (ns-2's
-    /// `last_cwnd_action_ == CWND_ACTION_ECN`): a retransmission timeout keeps ssthresh.
-    last_reduction_ecn: bool,
     /// Receiver: echo ECE until a CWR arrives.
     ece_pending: bool,
 
@@ -183,6 +189,21 @@ pub struct Endpoint {
 }
 
 const OFF: SimTime = SimTime::MAX;
+
+/// The cause of a window reduction.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Reduction {
+    None,
+    FastRetransmit,
+    Timeout,
+    Ecn,
+}
+
+/// ns-2's ssthresh: the whole segments of `bytes`, at least two (tcp.cc, `slowdown`:
+/// `ssthresh_ = (int) halfwin`, then `if (ssthresh_ < 2) ssthresh_ = 2`).
+fn whole_segments(bytes: u64, mss: u64) -> u64 {
+    (bytes / mss).max(2) * mss
+}
 
 impl Endpoint {
     pub fn new(role: Role, flow: u32, flow_gen: u32, rcv_wnd: u32, p: &TcpParams) -> Endpoint {
@@ -216,6 +237,8 @@ impl Endpoint {
             recover: 0,
             in_recovery: false,
             partial_seen: false,
+            last_reduction: Reduction::None,
+            new_data_held: false,
             rtt: RttEstimator::new(p.initial_rto, p.min_rto, p.max_rto, p.clock_granularity),
             rtt_timing: false,
             rtt_seq: 0,
@@ -226,7 +249,6 @@ impl Endpoint {
             cwr_pending: false,
             ecn_hold: false,
             ecn_backoff: false,
-            last_reduction_ecn: false,
             last_data_at: 0,
             ece_pending: false,
             rcv_nxt: 0,
@@ -399,6 +421,7 @@ impl Endpoint {
         self.peer_wnd = pkt.wnd as u64;
         let ece = self.ecn_ok && pkt.has(flags::ECE);
         let mss = self.w.mss;
+        let ns2_loss = ctx.params.loss_response == LossResponse::Ns2;
         if ack > self.snd_una {
             let acked = ack - self.snd_una;
             // An echo answers the window that was outstanding when it was sent: the data in
@@ -432,11 +455,20 @@ impl Endpoint {
                     // full, ends recovery and deflates the window to ssthresh.
                     self.in_recovery = false;
                     self.w.cwnd = self.w.ssthresh;
+                    if ns2_loss {
+                        self.open_window(acked, ece, ctx.now);
+                    }
                 } else if ack > self.recover {
-                    // Full ACK (RFC 6582 step 5): deflate to min(ssthresh, FlightSize + SMSS).
                     self.in_recovery = false;
-                    let flight = self.snd_max - self.snd_una;
-                    self.w.cwnd = self.w.ssthresh.min(flight.max(mss) + mss);
+                    if ns2_loss {
+                        // FullTcp: retract the inflated window to ssthresh, then open it.
+                        self.w.cwnd = self.w.cwnd.min(self.w.ssthresh);
+                        self.open_window(acked, ece, ctx.now);
+                    } else {
+                        // Full ACK (RFC 6582 step 5): deflate to min(ssthresh, FlightSize + SMSS).
+                        let flight = self.snd_max - self.snd_una;
+                        self.w.cwnd = self.w.ssthresh.min(flight.max(mss) + mss);
+                    }
                 } else {
                     // Partial ACK: retransmit the next hole, deflate by the amount acked and
                     // add back one SMSS if at least one SMSS was acked.
@@ -448,8 +480,8 @@ impl Endpoint {
                 }
             } else if ece && self.snd_una > self.ecn_recover {
                 self.ecn_response(ctx, flight_before);
-            } else if !ece && self.w.cwnd < self.peer_wnd {
-                self.cc.on_ack(&mut self.w, acked, self.rtt.info(), ctx.now);
+            } else {
+                self.open_window(acked, ece, ctx.now);
             }
             if ns2 && self.w.cwnd < mss {
                 // ns-2 (tcp-full.cc, recv): every echo restarts the timer of a sender with less
@@ -481,13 +513,25 @@ impl Endpoint {
             if self.in_recovery {
                 // Each further dupack: a segment has left the network (RFC 6582 step 4).
                 self.w.cwnd += mss;
-            } else if self.dupacks == 3 && ack > self.recover {
+            } else if self.dupacks == 3 && self.may_fast_retransmit(ack, ctx.params) {
                 self.enter_fast_recovery(ctx);
             }
             let rfc3168 = ctx.params.ecn_response == EcnResponse::Rfc3168;
             if ece && rfc3168 && !self.in_recovery && self.snd_una > self.ecn_recover {
                 self.ecn_response(ctx, self.snd_max - self.snd_una);
             }
+        }
+    }
+
+    /// Whether a third duplicate ACK of `ack` starts a fast retransmit. RFC 6582: when it is
+    /// beyond `recover`. ns-2's FullTcp (tcp-full.cc, `dupack_action`): always, unless the last
+    /// reduction was a timeout and the ACK has not passed everything sent before it (FullTcp's
+    /// `recover_` is then `maxseq_`, the next sequence number to send); after a fast retransmit
+    /// Reno halves again, after an echo the loss is repaired.
+    fn may_fast_retransmit(&self, ack: u64, params: &TcpParams) -> bool {
+        match params.loss_response {
+            LossResponse::Rfc5681 => ack > self.recover,
+            LossResponse::Ns2 => self.last_reduction != Reduction::Timeout || ack > self.recover + 1,
         }
     }
 
@@ -498,15 +542,26 @@ impl Endpoint {
         self.recover = self.snd_max - 1;
         self.stats.fast_retransmits += 1;
         // A loss in a window already reduced for ECN is repaired without a second reduction
-        // (spec 17.4, as ns-2's FullTcp does).
-        if self.snd_una >= self.ecn_recover {
-            self.cc.on_congestion_event(&mut self.w, Signal::Loss, flight, ctx.now);
+        // (spec 17.4, as ns-2's FullTcp does). FullTcp's Reno halves again at a fast
+        // retransmit in the window of the last one (dupack_action).
+        let ns2_loss = ctx.params.loss_response == LossResponse::Ns2;
+        let again = ns2_loss && self.last_reduction == Reduction::FastRetransmit;
+        if self.snd_una >= self.ecn_recover || again {
+            if ns2_loss {
+                let window = self.w.cwnd.min(self.peer_wnd);
+                self.cc.on_congestion_event(&mut self.w, Signal::Loss, window, ctx.now);
+                self.w.ssthresh = whole_segments(self.w.ssthresh, self.w.mss);
+            } else {
+                self.cc.on_congestion_event(&mut self.w, Signal::Loss, flight, ctx.now);
+            }
             self.stats.loss_reductions += 1;
+            self.cwr_pending = self.ecn_ok;
         }
         self.ecn_recover = self.ecn_recover.max(self.snd_max);
-        self.last_reduction_ecn = false;
+        self.last_reduction = Reduction::FastRetransmit;
         self.retransmit_head(ctx);
         self.w.cwnd = self.w.ssthresh + 3 * self.w.mss;
+        self.new_data_held = ns2_loss;
         self.in_recovery = true;
         self.partial_seen = false;
     }
@@ -544,11 +599,11 @@ impl Endpoint {
                 let half = self.w.cwnd.min(self.peer_wnd) / 2;
                 self.cc.on_congestion_event(&mut self.w, Signal::Ecn, flight, now);
                 self.w.cwnd = half;
-                self.w.ssthresh = (half / mss).max(2) * mss;
-                self.last_reduction_ecn = true;
+                self.w.ssthresh = whole_segments(half, mss);
             }
         }
         self.ecn_recover = self.snd_max;
+        self.last_reduction = Reduction::Ecn;
         self.cwr_pending = true;
         self.stats.ecn_reductions += 1;
     }
@@ -676,16 +731,24 @@ impl Endpoint {
                 // RFC 6298 5.4-5.6 and RFC 5681 eq. 4: collapse to one segment, back off, and
                 // resend from snd_una (go-back-N); RFC 6582 step 6: recover = highest sent.
                 self.stats.rtos += 1;
-                let flight = self.snd_max - self.snd_una;
                 let ssthresh = self.w.ssthresh;
-                self.cc.on_timeout(&mut self.w, flight, ctx.now);
-                if self.last_reduction_ecn {
-                    // ns-2's response only (set by nothing else): after an ECN reduction a
-                    // timeout does not halve ssthresh again.
+                if ctx.params.loss_response == LossResponse::Ns2 {
+                    let window = self.w.cwnd.min(self.peer_wnd);
+                    self.cc.on_timeout(&mut self.w, window, ctx.now);
+                    self.w.ssthresh = whole_segments(self.w.ssthresh, self.w.mss);
+                } else {
+                    self.cc.on_timeout(&mut self.w, self.snd_max - self.snd_una, ctx.now);
+                }
+                if self.last_reduction == Reduction::Ecn && ctx.params.ecn_response == EcnResponse::Ns2 {
+                    // ns-2's response: after an ECN reduction a timeout does not halve ssthresh
+                    // again, and the last reduction stays the echo's (timeout_action).
                     self.w.ssthresh = ssthresh;
+                } else {
+                    self.last_reduction = Reduction::Timeout;
                 }
                 self.recover = self.snd_max - 1;
                 self.ecn_recover = self.ecn_recover.max(self.snd_max);
+                self.cwr_pending = self.ecn_ok;
                 self.in_recovery = false;
                 self.dupacks = 0;
                 self.snd_nxt = self.snd_una;
@@ -716,9 +779,11 @@ impl Endpoint {
                 | TcpState::FinWait1
                 | TcpState::Closing
                 | TcpState::LastAck
-        ) {
+        ) && !self.new_data_held
+        {
             self.send_data(ctx);
         }
+        self.new_data_held = false;
         if self.ack_now {
             self.emit(ctx, self.snd_nxt, 0, flags::ACK, PacketKind::Ack, Ecn::NotEct);
         }
@@ -759,6 +824,14 @@ impl Endpoint {
     }
 
     /// Resends the first unacknowledged segment (fast retransmit, partial ACK).
+    /// An ACK of new data without an echo grows the window (slow start or congestion
+    /// avoidance), unless it is already at the peer's window (RFC 7661's point, above).
+    fn open_window(&mut self, acked: u64, ece: bool, now: SimTime) {
+        if !ece && self.w.cwnd < self.peer_wnd {
+            self.cc.on_ack(&mut self.w, acked, self.rtt.info(), now);
+        }
+    }
+
     fn retransmit_head(&mut self, ctx: &mut SegmentCtx) {
         self.rtt_timing = false;
         if self.snd_una < self.app_end {
@@ -907,6 +980,7 @@ mod tests {
             ecn_plus: EcnPlus::Off,
             ecn_response: EcnResponse::Rfc3168,
             rto_backoff_end: RtoBackoffEnd::RttSample,
+            loss_response: LossResponse::Rfc5681,
         }
     }
 
@@ -1079,7 +1153,12 @@ mod tests {
     /// dropped, and timers fire when nothing is in transit. Returns the server's counters and
     /// its retransmissions.
     fn transfer_with_losses(cc: CcKind, lost: &[u64], bytes: u64) -> (EndpointStats, Vec<Retx>) {
-        let mut pair = Pair::new(TcpParams { cc, initial_window_segments: 10, ..params() });
+        transfer_with_losses_as(TcpParams { cc, ..params() }, lost, bytes)
+    }
+
+    /// The same with any parameters (initial window 10 segments).
+    fn transfer_with_losses_as(p: TcpParams, lost: &[u64], bytes: u64) -> (EndpointStats, Vec<Retx>) {
+        let mut pair = Pair::new(TcpParams { initial_window_segments: 10, ..p });
         pair.establish();
         let mut lost = lost.to_vec();
         let mut retx = Vec::new();
@@ -1143,6 +1222,18 @@ mod tests {
     }
 
     #[test]
+    fn ns2_loss_response_lets_reno_fast_retransmit_again_after_a_fast_retransmit() {
+        // The losses of the test above with FullTcp's rule: the duplicate ACKs of 3001 start a
+        // second fast retransmit (dupack_action: the last reduction was a fast retransmit), so
+        // no timeout; after a timeout `recover` holds until an ACK passes all data sent before.
+        let reno = CcKind::Reno { beta: 0.5, beta_ecn: 0.5 };
+        let p = TcpParams { cc: reno, loss_response: LossResponse::Ns2, ..params() };
+        let (stats, retx) = transfer_with_losses_as(p, &[1, 3001], 20_000);
+        assert_eq!(retx[..2], [Retx { at: 0, seq: 1, in_recovery: true }, Retx { at: 0, seq: 3001, in_recovery: true }]);
+        assert_eq!((stats.fast_retransmits, stats.rtos, stats.loss_reductions), (2, 0, 2));
+    }
+
+    #[test]
     fn reno_partial_ack_deflates_to_ssthresh_and_leaves_recovery() {
         let mut pair = Pair::new(TcpParams {
             initial_window_segments: 10,
@@ -1163,6 +1254,110 @@ mod tests {
         assert!(pa.is_empty(), "no retransmission on the partial ACK");
         assert!(!pair.s.in_recovery);
         assert_eq!(pair.s.window().cwnd, 5000, "RFC 5681 step 6: cwnd = ssthresh");
+    }
+
+    /// A Reno sender with `iw` segments in flight, its first segment lost, after `dupacks`
+    /// duplicate ACKs: the packets each duplicate ACK released.
+    fn reno_after_dupacks(loss_response: LossResponse, iw: u32, dupacks: usize) -> (Pair, Vec<Vec<Packet>>) {
+        let mut pair = Pair::new(TcpParams {
+            initial_window_segments: iw,
+            cc: CcKind::Reno { beta: 0.5, beta_ecn: 0.5 },
+            loss_response,
+            ..params()
+        });
+        pair.establish();
+        pair.on(true, |e, _| e.write(20_000));
+        let out = (0..dupacks).map(|_| pair.deliver(true, &ack_to_server(1, 0))).collect();
+        (pair, out)
+    }
+
+    #[test]
+    fn ns2_loss_response_holds_new_data_at_the_third_dupack_and_opens_on_the_exit() {
+        // Four segments in flight, the first lost: ssthresh 2000 either way, cwnd 5000.
+        let seqs = |out: &Vec<Packet>| out.iter().map(|p| (p.kind, p.seq)).collect::<Vec<_>>();
+        let (mut rfc, out) = reno_after_dupacks(LossResponse::Rfc5681, 4, 4);
+        assert_eq!(seqs(&out[2]), vec![(PacketKind::Retx, 1), (PacketKind::Data, 4001)], "RFC 5681: new data on the inflated window");
+        assert_eq!(seqs(&out[3]), vec![(PacketKind::Data, 5001)]);
+        let (mut ns2, out) = reno_after_dupacks(LossResponse::Ns2, 4, 4);
+        assert_eq!(seqs(&out[2]), vec![(PacketKind::Retx, 1)], "FullTcp: the retransmission alone");
+        assert_eq!(seqs(&out[3]), vec![(PacketKind::Data, 4001), (PacketKind::Data, 5001)], "the fourth releases both");
+        for pair in [&rfc, &ns2] {
+            assert_eq!((pair.s.window().cwnd, pair.s.window().ssthresh), (6000, 2000));
+        }
+        // The ACK that ends recovery: RFC 5681 sets cwnd = ssthresh; FullTcp then opens it.
+        rfc.deliver(true, &ack_to_server(6001, 0));
+        ns2.deliver(true, &ack_to_server(6001, 0));
+        assert_eq!(rfc.s.window().cwnd, 2000);
+        assert_eq!(ns2.s.window().cwnd, 2000 + 1000 * 1000 / 2000);
+    }
+
+    #[test]
+    fn cwr_follows_a_loss_reduction_too() {
+        // RFC 3168 6.1.2: CWR on the first new data segment after a reduction "for any reason".
+        let mut pair = Pair::new(TcpParams {
+            initial_window_segments: 4,
+            cc: CcKind::Reno { beta: 0.5, beta_ecn: 0.5 },
+            ecn: true,
+            ..params()
+        });
+        pair.establish();
+        assert!(pair.s.ecn_negotiated());
+        let first = pair.on(true, |e, _| e.write(20_000));
+        assert!(first.iter().all(|p| !p.has(flags::CWR)));
+        for _ in 0..2 {
+            pair.deliver(true, &ack_to_server(1, 0));
+        }
+        let fr = pair.deliver(true, &ack_to_server(1, 0));
+        let cwr = fr.iter().map(|p| (p.kind, p.seq, p.has(flags::CWR))).collect::<Vec<_>>();
+        assert_eq!(cwr, vec![(PacketKind::Retx, 1, false), (PacketKind::Data, 4001, true)]);
+        let next = pair.deliver(true, &ack_to_server(1, 0));
+        assert_eq!((next[0].seq, next[0].has(flags::CWR)), (5001, false), "once");
+        // A timeout: the retransmission goes without it, the first new segment carries it.
+        pair.now = pair.s.rto_at;
+        let retx = pair.on(true, |e, ctx| {
+            e.on_rto(ctx);
+        });
+        assert_eq!((retx[0].kind, retx[0].has(flags::CWR)), (PacketKind::Retx, false));
+        let after = pair.deliver(true, &ack_to_server(6001, 0));
+        assert_eq!((after[0].kind, after[0].has(flags::CWR)), (PacketKind::Data, true));
+    }
+
+    #[test]
+    fn ns2_loss_response_holds_only_the_flush_after_the_fast_retransmit() {
+        // No ACK after the third duplicate: the timer's go-back-N retransmission still goes.
+        let (mut pair, _) = reno_after_dupacks(LossResponse::Ns2, 4, 3);
+        pair.now = pair.s.rto_at;
+        let out = pair.on(true, |e, ctx| {
+            e.on_rto(ctx);
+        });
+        assert_eq!(out.iter().map(|p| (p.kind, p.seq)).collect::<Vec<_>>(), vec![(PacketKind::Retx, 1)]);
+    }
+
+    #[test]
+    fn ns2_loss_response_takes_ssthresh_from_cwnd_in_whole_segments() {
+        // Seven segments in flight: RFC 5681 halves FlightSize (3500 bytes); FullTcp keeps the
+        // whole segments of half of cwnd (3).
+        for (response, want) in [(LossResponse::Rfc5681, 3500), (LossResponse::Ns2, 3000)] {
+            let (pair, _) = reno_after_dupacks(response, 7, 3);
+            assert_eq!(pair.s.window().ssthresh, want, "{response:?}");
+        }
+        // Timeouts: the first halves the same window; the second, at a window of one segment,
+        // leaves RFC 5681's half of FlightSize (still 7 segments outstanding) but FullTcp's 2.
+        for (response, first, second) in [(LossResponse::Rfc5681, 3500, 3500), (LossResponse::Ns2, 3000, 2000)] {
+            let mut pair = Pair::new(TcpParams { initial_window_segments: 7, loss_response: response, ..params() });
+            pair.establish();
+            pair.on(true, |e, _| e.write(20_000));
+            let mut ssthresh = vec![];
+            for _ in 0..2 {
+                pair.now = pair.s.rto_at;
+                let retx = pair.on(true, |e, ctx| {
+                    e.on_rto(ctx);
+                });
+                assert_eq!((retx.len(), retx[0].seq), (1, 1));
+                ssthresh.push(pair.s.window().ssthresh);
+            }
+            assert_eq!(ssthresh, vec![first, second], "{response:?}");
+        }
     }
 
     #[test]

@@ -55,6 +55,27 @@ pub enum EcnResponse {
     Ns2,
 }
 
+/// How a sender's window answers a loss (a fast retransmit or a retransmission timeout).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum LossResponse {
+    /// RFC 5681: ssthresh = max(beta FlightSize, 2 SMSS) in bytes; at the third duplicate ACK
+    /// the inflated window (ssthresh + 3 SMSS) may release new data at once (section 3.2,
+    /// steps 3-5); the ACK that ends recovery sets cwnd (Reno: to ssthresh; NewReno, RFC 6582:
+    /// to min(ssthresh, FlightSize + SMSS)) and does not grow it.
+    #[default]
+    Rfc5681,
+    /// ns-2.35's FullTcp, which follows 4.4BSD's Reno: ssthresh = beta min(cwnd, rwnd) in whole
+    /// segments, at least 2, also after a timeout (tcp.cc, `slowdown` with
+    /// `CLOSE_SSTHRESH_HALF`: `ssthresh_ = (int) halfwin`, halfwin = windowd() / 2); at the
+    /// third duplicate ACK only the retransmission is sent, new data waits for the fourth
+    /// (tcp-full.cc, `recv`: `dupack_action()` then `goto drop`, as BSD's tcp_input); the ACK
+    /// that ends recovery retracts cwnd to ssthresh and then opens it as any new ACK does
+    /// (`recv`: `ack_action` or `pack_action`, then `opencwnd()`, with
+    /// `open_cwnd_on_pack_` true). NewReno and Reno only.
+    Ns2,
+}
+
 /// When a backed-off retransmission timer returns to its computed value.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
@@ -92,6 +113,7 @@ pub struct TcpParams {
     pub ecn_plus: EcnPlus,
     pub ecn_response: EcnResponse,
     pub rto_backoff_end: RtoBackoffEnd,
+    pub loss_response: LossResponse,
 }
 
 /// RFC 3390's initial window in segments for a given MSS: min(4 MSS, max(2 MSS, 4380 B)).
