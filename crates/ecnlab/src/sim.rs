@@ -1284,14 +1284,15 @@ impl Simulation {
         self.pool.live() as u64
     }
 
-    /// Cumulative counters of a bottleneck direction (for tests and tools).
-    pub fn bottleneck_counters(&mut self, dir: Direction) -> (QueueStats, LinkStats) {
+    /// Cumulative counters of a bottleneck direction and the packets it holds now, queued or
+    /// being serialized (for tests and tools).
+    pub fn bottleneck_counters(&mut self, dir: Direction) -> (QueueStats, LinkStats, u64) {
         let l = match dir {
             Direction::Up => BOTTLENECK_UP,
             Direction::Down => BOTTLENECK_DOWN,
         };
         let s = self.snapshot(l);
-        (s.queue, s.link)
+        (s.queue, s.link, self.net.links[l as usize].held_at(self.now))
     }
 
     /// Ends the run at the current time and returns its tables and summary. Connections still

@@ -532,24 +532,26 @@ mod tests {
         Packet { flow, ..packet(PacketKind::Data, size, ecn) }
     }
 
-    /// An AQM that signals every packet: shows the queue's mark-or-drop rule.
-    struct AlwaysSignal(bool);
-    impl AqmAlgorithm for AlwaysSignal {
-        fn on_enqueue(&mut self, _: &QueueView, _: &Packet, _: SimTime) -> Verdict {
-            Verdict::Signal(Reason::Early)
-        }
-        fn ecn(&self) -> bool {
-            self.0
-        }
-    }
-
     #[test]
-    fn signal_marks_ect_and_drops_not_ect() {
-        let mut a = AlwaysSignal(true);
-        let q = QueueView::default();
-        let p = packet(PacketKind::Data, 1000, Ecn::Ect0);
-        assert_eq!(a.on_enqueue(&q, &p, 0), Verdict::Signal(Reason::Early));
-        // The queue-level rule is exercised through DropTail-free paths in droptail.rs tests.
+    fn a_signal_marks_ect_and_drops_not_ect() {
+        // A threshold marker at K = 0 signals every arrival behind the first: the queue marks
+        // an ECN-capable packet when the AQM has ECN on and drops every other one.
+        for ecn in [true, false] {
+            let mut pool = PacketPool::new();
+            let params = ThresholdParams { ecn, k_pkts: Some(0), ..ThresholdParams::default() };
+            let mut q = Queue::new(Some(10), None, Aqm::Threshold(Threshold::new(params)));
+            let mut offer = |e: Ecn| {
+                let id = pool.alloc(packet(PacketKind::Data, 1000, e));
+                q.enqueue(&mut pool, id, 0)
+            };
+            assert_eq!(offer(Ecn::NotEct), Enqueue::Queued { marked: false }, "an empty queue");
+            let ect = offer(Ecn::Ect0);
+            let want = if ecn { Enqueue::Queued { marked: true } } else { Enqueue::Dropped(Reason::Forced) };
+            assert_eq!(ect, want, "ECT(0), ecn {ecn}");
+            assert_eq!(offer(Ecn::NotEct), Enqueue::Dropped(Reason::Forced), "Not-ECT, ecn {ecn}");
+            let s = q.stats(0);
+            assert_eq!(s.count(PacketKind::Data, Outcome::Marked, Reason::Forced), ecn as u64);
+        }
     }
 
     #[test]

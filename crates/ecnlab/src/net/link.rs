@@ -189,6 +189,12 @@ impl Link {
         s
     }
 
+    /// Packets that arrived and by `now` have been neither dropped nor fully serialized: the
+    /// queue and the packet being sent (what `stats_at` does not yet count as delivered).
+    pub fn held_at(&self, now: SimTime) -> u64 {
+        self.queue.len_pkts() as u64 + (now < self.busy_until) as u64
+    }
+
     /// Packets on this link: queued, or serializing and propagating (on the wire). Packets the
     /// simulator moved straight into a delay line are counted there.
     pub fn packets_inside(&self) -> u64 {
