@@ -354,7 +354,7 @@ def test_09_damaged_runs_are_all_reported_and_recomputed(tmp_path: Path) -> None
         assert "4 of 4 runs damaged" in result.stderr
         assert "\n" not in result.stderr.strip()
     with pytest.raises(store.CorruptRunError, match="4 of 4 runs damaged"):
-        ecnlab.open(out)
+        ecnlab.open_results(out)
 
     # Resuming sets the damaged runs aside and computes them again, identically.
     report = sweep_mod.run_sweep(path, out, jobs=1, progress=False)
@@ -400,7 +400,7 @@ def test_10_a_changed_definition_is_refused_unless_replaced(tmp_path: Path) -> N
     result = invoke(*args)
     assert result.exit_code == 0, result.output
     assert "6 runs of the earlier definition moved to superseded/" in result.stderr
-    con = ecnlab.open(out)
+    con = ecnlab.open_results(out)
     assert con.execute("SELECT count(*), min(duration_s) FROM runs").fetchone() == (4, 1.5)
     recorded = json.loads((out / "sweep.json").read_text())
     assert recorded["definition"]["set"]["duration_s"] == 1.5
@@ -492,7 +492,7 @@ def test_13_python_api_misuse_gives_clear_errors(tmp_path: Path) -> None:
     empty = tmp_path / "empty"
     empty.mkdir()
     with pytest.raises(FileNotFoundError, match="is not a results folder"):
-        ecnlab.open(empty)
+        ecnlab.open_results(empty)
 
 
 def test_13_numpy_values_are_plain_numbers() -> None:

@@ -297,3 +297,12 @@ def test_native_string_columns_decode_and_reject_bad_codes() -> None:
         tables_from_native({"t": {"link": ("dict", ["up"], codes)}})
     with pytest.raises(RuntimeError, match="multiple of 4"):
         tables_from_native({"t": {"link": ("dict", ["up"], b"\0\0\0")}})
+
+
+def test_every_public_name_resolves_and_open_is_not_one() -> None:
+    # ecnlab.open would shadow the builtin: the sweep reader is ecnlab.open_results only.
+    for name in ecnlab.__all__:
+        assert getattr(ecnlab, name) is not None, name
+    assert "open" not in ecnlab.__all__
+    with pytest.raises(AttributeError, match="open_results"):
+        ecnlab.open  # noqa: B018

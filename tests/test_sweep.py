@@ -209,7 +209,7 @@ def test_store_layout_and_rerun_skips(tiny_out: Path, tmp_path: Path) -> None:
 
 
 def test_open_gives_views_with_axes(tiny_out: Path) -> None:
-    con = ecnlab.open(tiny_out)
+    con = ecnlab.open_results(tiny_out)
     runs = con.execute(
         "SELECT n, n_label, buffer, seed, status, workloads FROM ("
         "  SELECT r.*, (SELECT count(*) FROM flows f WHERE f.run_id = r.run_id) AS workloads"
@@ -247,7 +247,7 @@ def test_union_by_name_reads_newer_columns(tiny_out: Path, tmp_path: Path) -> No
     size, digest = store._digest(run_dir / "flows.parquet")
     manifest["tables"]["flows"].update(bytes=size, sha256=digest)
     (run_dir / "manifest.json").write_text(json.dumps(manifest))
-    con = ecnlab.open(out)
+    con = ecnlab.open_results(out)
     total, with_newer = con.execute("SELECT count(*), count(newer) FROM flows").fetchone()
     assert with_newer == flows.num_rows < total
 
@@ -261,7 +261,7 @@ def test_corrupt_parquet_is_named_and_nothing_is_destroyed(tiny_out: Path, tmp_p
     before = snapshot(out)
     named = f"{run_dir.name}: links.parquet"
     with pytest.raises(CorruptRunError, match=re.escape(named)):
-        ecnlab.open(out)
+        ecnlab.open_results(out)
     for args in (("query", str(out), "SELECT 1"), ("report", str(out))):
         result = invoke(*args)
         assert result.exit_code == 1, result.output
@@ -346,7 +346,7 @@ def test_failed_run_is_recorded_and_others_go_on(
     assert record["message"] == "injected failure"
     assert record["seed"] == 2 and record["axes"]["n"] == 4
     assert "Traceback" in record["traceback"]
-    con = ecnlab.open(out)
+    con = ecnlab.open_results(out)
     status = dict(con.execute("SELECT status, count(*) FROM runs GROUP BY 1").fetchall())
     assert status == {"done": 6, "failed": 2}
 

@@ -13,7 +13,7 @@ and returns the results as pyarrow tables::
 Sweeps (``docs/sweeps.md``) run many scenarios and store them together::
 
     ecnlab.run_sweep("examples/sweeps/web-load.toml", "results/web-load", jobs=2)
-    con = ecnlab.open("results/web-load")      # DuckDB views: runs, exchanges, flows...
+    con = ecnlab.open_results("results/web-load")      # DuckDB views: runs, exchanges, flows...
     con.sql("SELECT load_label, avg(utilization_down) FROM runs GROUP BY ALL").show()
 
 Scenario format: ``docs/scenario.md``; result tables: ``docs/results.md``.
@@ -34,8 +34,6 @@ if TYPE_CHECKING:
     from .store import open_results, read_run, write_run
     from .sweep import load_sweep, run_sweep
 
-    open = open_results
-
 # The public names load their modules on first use (PEP 562), so ``import ecnlab._core`` or a
 # CLI command that needs no tables does not pay for importing pyarrow.
 _LAZY = {
@@ -52,16 +50,14 @@ _LAZY = {
     "load_sweep": ".sweep",
     "run_sweep": ".sweep",
 }
-# ecnlab.open(DIR): DuckDB views over a sweep's runs.
-_ALIASES = {"open": "open_results"}
 
 
 def __getattr__(name: str) -> Any:
-    target = _ALIASES.get(name, name)
-    module = _LAZY.get(target)
+    module = _LAZY.get(name)
     if module is None:
-        raise AttributeError(f"module 'ecnlab' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module, __name__), target)
+        hint = " (it is ecnlab.open_results)" if name == "open" else ""
+        raise AttributeError(f"module 'ecnlab' has no attribute {name!r}{hint}")
+    value = getattr(importlib.import_module(module, __name__), name)
     globals()[name] = value
     return value
 
@@ -74,7 +70,6 @@ __all__ = [
     "calibrate_directions",
     "load_scenario",
     "load_sweep",
-    "open",
     "open_results",
     "read_run",
     "resolve_load",

@@ -1,5 +1,7 @@
 """What every ``ecnlab`` command group shares: consoles, exit codes, the one-line error."""
 
+import contextlib
+from collections.abc import Iterator
 from typing import NoReturn
 
 import typer
@@ -34,6 +36,24 @@ def fail(message: str, code: int = EXIT_ERROR) -> NoReturn:
     in a field name given by the user) are shown escaped, so the line stays one line."""
     err_console.print(f"[bold red]error:[/] [red]{escape(one_line(message))}[/]", soft_wrap=True)
     raise typer.Exit(code)
+
+
+@contextlib.contextmanager
+def reported(
+    subject: object = None,
+    errors: tuple[type[BaseException], ...] = (OSError, ValueError),
+    interrupted: str = "interrupted",
+) -> Iterator[None]:
+    """Run a command's work: an error of ``errors`` becomes one ``error:`` line (prefixed with
+    ``subject``, the file the input came from, when given) and Ctrl-C a yellow ``interrupted``
+    line and exit code :data:`EXIT_INTERRUPTED`."""
+    try:
+        yield
+    except errors as e:
+        fail(str(e) if subject is None else f"{subject}: {e}")
+    except KeyboardInterrupt:
+        err_console.print(f"[yellow]{interrupted}[/]")
+        raise typer.Exit(EXIT_INTERRUPTED) from None
 
 
 def one_line(text: str) -> str:

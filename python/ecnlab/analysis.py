@@ -1,7 +1,7 @@
 """The measures the seed studies report, computed from the result tables.
 
 Every function takes pandas DataFrames shaped like the tables of ``docs/results.md`` (one
-run's table, or the view of a whole sweep from :func:`ecnlab.open`, which adds ``run_id``,
+run's table, or the view of a whole sweep from :func:`ecnlab.open_results`, which adds ``run_id``,
 ``seed`` and the axis columns) and returns a DataFrame. ``by`` names the columns to compute
 separately for (e.g. ``["aqm", "load"]``); pooling over seeds is the caller's choice: put
 ``run_id`` in ``by`` to get one value per run, then :func:`mean_ci` across seeds.

@@ -24,6 +24,7 @@ from . import _core
 from . import bench as bench_mod
 from ._cli_common import EXIT_FAILED, EXIT_INTERRUPTED, command_group, err_console, out_console
 from ._cli_common import fail as _fail
+from ._cli_common import reported
 from ._result import Result
 from ._run import run as run_scenario
 from ._scenario import load_scenario, scenario_json
@@ -208,16 +209,11 @@ def calibrate(
         return
     if not targets:
         _fail("give at least one target load: --target-mbps 90 98 105")
-    try:
+    with reported(scenario, interrupted="interrupted; nothing written"):
         config = load_scenario(scenario, sets or (), resolve_load=False)
         cal = calibrate_fn(config, targets, seed=seed, direction=direction, progress=None)
         path = out or scenario.with_name(scenario.stem + ".calibration.json")
         path.write_text(cal.to_json())
-    except (OSError, ValueError) as e:
-        _fail(f"{scenario}: {e}")
-    except KeyboardInterrupt:
-        err_console.print("[yellow]interrupted; nothing written[/]")
-        raise typer.Exit(EXIT_INTERRUPTED) from None
     table = Table(title=f"calibration of {scenario} ({cal.direction}, 1 Gb/s bottleneck)")
     table.add_column("target Mb/s", justify="right")
     table.add_column("factor", justify="right")
@@ -248,7 +244,7 @@ def warmup(
     1 Gb/s link from an empty network, and the end of the transient (MSER-5) per seed."""
     from .calibration import warmup as warmup_fn
 
-    try:
+    with reported(scenario):
         config = load_scenario(scenario, sets or ())
         w = warmup_fn(
             config,
@@ -258,11 +254,6 @@ def warmup(
             direction=direction,
             progress=None,
         )
-    except (OSError, ValueError) as e:
-        _fail(f"{scenario}: {e}")
-    except KeyboardInterrupt:
-        err_console.print("[yellow]interrupted[/]")
-        raise typer.Exit(EXIT_INTERRUPTED) from None
     table = Table(title=f"delivered load of {scenario} ({w.direction}), mean of {seeds} seeds")
     table.add_column("from (s)", justify="right")
     table.add_column("Mb/s", justify="right")
@@ -289,16 +280,11 @@ def _calibrate_directions(
 ) -> None:
     from .calibration import calibrate_directions
 
-    try:
+    with reported(scenario, interrupted="interrupted; nothing written"):
         config = load_scenario(scenario, sets or (), resolve_load=False)
         cal = calibrate_directions(config, [targets], groups, seed=seed, progress=None)
         path = out or scenario.with_name(scenario.stem + ".calibration.json")
         path.write_text(cal.to_json())
-    except (OSError, ValueError) as e:
-        _fail(f"{scenario}: {e}")
-    except KeyboardInterrupt:
-        err_console.print("[yellow]interrupted; nothing written[/]")
-        raise typer.Exit(EXIT_INTERRUPTED) from None
     table = Table(title=f"per-direction calibration of {scenario} (1 Gb/s bottleneck)")
     table.add_column("knob")
     table.add_column("group")
@@ -348,13 +334,8 @@ def bench(
         if show_status:
             err_console.print(f"[dim]running {case.label}{' (quick)' if quick else ''}...[/]")
 
-    try:
+    with reported(errors=(bench_mod.BenchError, ValueError)):
         records = bench_mod.run_cases(cases, quick=quick, repeat=repeat, on_start=on_start)
-    except (bench_mod.BenchError, ValueError) as e:
-        _fail(str(e))
-    except KeyboardInterrupt:
-        err_console.print("[yellow]interrupted[/]")
-        raise typer.Exit(EXIT_INTERRUPTED) from None
     if as_json:
         typer.echo(json.dumps(records, indent=2))
         return

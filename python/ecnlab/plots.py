@@ -1,6 +1,6 @@
 """Figures in the style of the seed studies, from a sweep folder (matplotlib, no display).
 
-Every function takes a DuckDB connection from :func:`ecnlab.open` and returns a
+Every function takes a DuckDB connection from :func:`ecnlab.open_results` and returns a
 ``matplotlib.figure.Figure`` (built without pyplot, so nothing opens a window and no global
 backend is touched). ``by`` names the axis drawn as separate curves or bars, ``facet`` the axis
 drawn as separate panels; other axes are pooled. Runs of the sweep's ``[reference]`` are drawn

@@ -53,7 +53,7 @@ def write_report(results: PathLike, out: PathLike | None = None) -> Path:
     ``results/report.html``), atomically. Returns the path written.
 
     Raises:
-        FileNotFoundError, CorruptRunError: as :func:`ecnlab.open`.
+        FileNotFoundError, CorruptRunError: as :func:`ecnlab.open_results`.
     """
     root = Path(results)
     con = open_results(root)

@@ -13,8 +13,9 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from .._cli_common import EXIT_INTERRUPTED, command_group, err_console, out_console
+from .._cli_common import command_group, err_console, out_console
 from .._cli_common import fail as _fail
+from .._cli_common import reported
 
 __all__ = ["comparison_table", "crosscheck_app"]
 
@@ -51,14 +52,10 @@ def ns2_cmd(
     from .run import Ns2Error, Ns2NotFound, crosscheck_ns2
 
     try:
-        result = crosscheck_ns2(scenario, seed, out, sets or ())
+        with reported(scenario):
+            result = crosscheck_ns2(scenario, seed, out, sets or ())
     except (Ns2Error, Ns2NotFound) as e:
         _fail(str(e))
-    except (OSError, ValueError) as e:
-        _fail(f"{scenario}: {e}")
-    except KeyboardInterrupt:
-        err_console.print("[yellow]interrupted[/]")
-        raise typer.Exit(EXIT_INTERRUPTED) from None
     name = result.scenario.get("name", "scenario")
     out_console.print(
         comparison_table(result.comparison, f"{name} (seed {seed}): ns-2.35 / ecnlab")

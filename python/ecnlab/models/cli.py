@@ -14,8 +14,9 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from .._cli_common import EXIT_INTERRUPTED, command_group, err_console, out_console
+from .._cli_common import command_group, err_console, out_console
 from .._cli_common import fail as _fail
+from .._cli_common import reported
 
 __all__ = ["model_app"]
 
@@ -153,12 +154,7 @@ def figures_cmd(
     unknown = [c for c in chosen if c not in EXPERIMENTS]
     if unknown:
         _fail(f"--only ({', '.join(unknown)}) must be among {', '.join(EXPERIMENTS)}")
-    try:
+    with reported(errors=(OSError,)):
         written = run_experiments(out, chosen, quick=quick, workers=workers, log=err_console.print)
-    except OSError as e:
-        _fail(str(e))
-    except KeyboardInterrupt:
-        err_console.print("[yellow]interrupted[/]")
-        raise typer.Exit(EXIT_INTERRUPTED) from None
     for path in written:
         out_console.print(escape(str(path)))
