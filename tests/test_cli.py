@@ -124,3 +124,11 @@ def test_python_dash_m_and_ctrl_c(tmp_path: Path) -> None:
     assert "Traceback" not in stderr
     assert not out.exists()
     assert list(tmp_path.iterdir()) == []
+
+
+def test_run_writes_under_results_by_default(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # As reproduce, plot and report do, run defaults its folder: results/SCENARIO.
+    monkeypatch.chdir(tmp_path)
+    result = invoke("run", BULK, "--set", "duration_s=1", "--set", "warmup_s=0", "--quiet")
+    assert result.exit_code == 0, result.output
+    assert (tmp_path / "results" / "dumbbell-bulk" / "manifest.json").is_file()

@@ -86,7 +86,10 @@ def main(
 @app.command("run")
 def run_cmd(
     scenario: ScenarioArg,
-    out: Annotated[Path, typer.Option("--out", "-o", help="Folder to write the results to.")],
+    out: Annotated[
+        Optional[Path],
+        typer.Option("--out", "-o", help="Folder to write the results to (default results/SCENARIO)."),
+    ] = None,
     seed: Annotated[int, typer.Option("--seed", min=0, help="Run seed.")] = 1,
     sets: SetsOpt = None,
     force: Annotated[bool, typer.Option("--force", help="Replace a run already in --out.")] = False,
@@ -96,6 +99,7 @@ def run_cmd(
     memory_budget: BudgetOpt = None,
 ) -> None:
     """Run a scenario and write its tables (parquet) and manifest to --out."""
+    out = out or Path("results") / scenario.stem
     config = _load(scenario, sets)
     try:
         # Fail before a long simulation, not after it.
@@ -466,7 +470,10 @@ SchedulerOpt = Annotated[
 @app.command()
 def sweep(
     sweep_file: Annotated[Path, typer.Argument(help="Sweep TOML file.", show_default=False)],
-    out: Annotated[Path, typer.Option("--out", "-o", help="Sweep folder (created; resumed).")],
+    out: Annotated[
+        Optional[Path],
+        typer.Option("--out", "-o", help="Sweep folder (created; resumed; default results/SWEEP)."),
+    ] = None,
     jobs: JobsOpt = None,
     backend: BackendOpt = "local",
     scheduler: SchedulerOpt = None,
@@ -491,6 +498,7 @@ def sweep(
     recomputes damaged ones)."""
     from . import sweep as sweep_mod
 
+    out = out or Path("results") / sweep_file.stem
     try:
         definition = sweep_mod.load_sweep(sweep_file)
         if dry_run:
