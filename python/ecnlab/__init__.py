@@ -30,7 +30,8 @@ if TYPE_CHECKING:
     from ._result import TABLES, Result
     from ._run import run
     from ._scenario import load_scenario
-    from .calibration import calibrate, calibrate_directions, resolve_load
+    from ._load import resolve_load
+    from .calibration import calibrate, calibrate_directions
     from .store import open_results, read_run, write_run
     from .sweep import load_sweep, run_sweep
 
@@ -43,7 +44,7 @@ _LAZY = {
     "load_scenario": "._scenario",
     "calibrate": ".calibration",
     "calibrate_directions": ".calibration",
-    "resolve_load": ".calibration",
+    "resolve_load": "._load",
     "read_run": ".store",
     "write_run": ".store",
     "open_results": ".store",

@@ -17,6 +17,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Union
 
+from . import _load
+
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover - exercised on Python < 3.11 only
@@ -89,9 +91,7 @@ def load_scenario(
             )
         apply_override(scenario, override)
     if resolve_load and "load" in scenario:
-        from .calibration import resolve_load as resolve
-
-        scenario = resolve(scenario, base_dir)
+        scenario = _load.resolve_load(scenario, base_dir)
     return scenario
 
 

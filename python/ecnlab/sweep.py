@@ -59,6 +59,7 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, Ti
 
 from . import _core, store
 from ._expr import ExpressionError, evaluate
+from ._load import resolve_load
 from ._result import Result, run_id
 from ._run import memory_budget_bytes, run
 from ._scenario import _read_toml, scenario_json, set_path
@@ -265,8 +266,6 @@ class Sweep:
         if "load" in scenario:
             # A [load] table (an axis may set load.offered_load_mbps) becomes rate knobs here,
             # its calibration file found beside the base scenario.
-            from .calibration import resolve_load
-
             try:
                 scenario = resolve_load(scenario, self.base.parent)
             except (OSError, ValueError) as e:
