@@ -7,6 +7,8 @@
 //! and [`sim`], which wires a scenario into a runnable simulation.
 
 pub mod aqm;
+pub mod config;
+pub mod dist;
 pub mod engine;
 pub mod metrics;
 pub mod net;
@@ -16,5 +18,6 @@ pub mod sim;
 pub mod tcp;
 pub mod workload;
 
-pub use scenario::{ConfigError, Scenario};
+pub use config::ConfigError;
+pub use scenario::Scenario;
 pub use sim::Simulation;

@@ -26,7 +26,7 @@ use super::red::{AboveMax, Red, RedParams};
 use super::{valid, Periodic};
 use crate::engine::time::from_millis;
 use crate::engine::{Rng, SimTime};
-use crate::scenario::{check, ConfigError};
+use crate::config::{check, ConfigError};
 
 /// Adaptive RED parameters (spec 3; defaults ARED01 / ns-2).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]

@@ -18,7 +18,7 @@ use super::red::{Red, RedParams};
 use super::{accepted, flow_key, valid, AqmAlgorithm, QueueView, Reason, Verdict};
 use crate::engine::{Rng, SimTime};
 use crate::packet::Packet;
-use crate::scenario::{check, ConfigError};
+use crate::config::{check, ConfigError};
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]

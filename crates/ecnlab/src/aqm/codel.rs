@@ -24,7 +24,7 @@ use super::{signal_marks, valid, AqmAlgorithm, QueueView, Reason, Verdict};
 use crate::engine::time::from_millis;
 use crate::engine::SimTime;
 use crate::packet::Packet;
-use crate::scenario::ConfigError;
+use crate::config::ConfigError;
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]

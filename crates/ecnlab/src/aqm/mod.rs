@@ -215,7 +215,7 @@ pub fn flow_slot(key: u64, n: usize) -> usize {
 /// Validation helpers shared by the parameter structs: `path` is the table's path in the
 /// scenario (e.g. `topology.bottleneck.queue.aqm`), `field` the parameter's name.
 pub(crate) mod valid {
-    use crate::scenario::{check, ConfigError};
+    use crate::config::{check, ConfigError};
 
     pub fn field(path: &str, field: &str) -> String {
         format!("{path}.{field}")

@@ -20,7 +20,7 @@ use super::{after_enqueue, byte_scaled, coin, valid, AqmAlgorithm, Periodic, Que
 use crate::engine::time::from_secs;
 use crate::engine::{Rng, SimTime};
 use crate::packet::Packet;
-use crate::scenario::{check, ConfigError};
+use crate::config::{check, ConfigError};
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]

@@ -35,7 +35,7 @@ use super::{accepted, after_enqueue, byte_scaled, valid, AqmAlgorithm, Periodic,
 use crate::engine::time::from_millis;
 use crate::engine::{Rng, SimTime};
 use crate::packet::Packet;
-use crate::scenario::{check, ConfigError};
+use crate::config::{check, ConfigError};
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]

@@ -31,7 +31,7 @@ use super::ared::Adaptation;
 use super::{signal_marks, valid, AqmAlgorithm, QueueView, Reason, Verdict};
 use crate::engine::{Rng, SimTime};
 use crate::packet::Packet;
-use crate::scenario::{check, ConfigError};
+use crate::config::{check, ConfigError};
 
 /// What happens to a packet signalled while the average queue is at or beyond max_th
 /// (spec 2.7; the key ECN knob of seed 000).

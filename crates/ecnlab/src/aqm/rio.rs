@@ -23,7 +23,7 @@ use super::{accepted, flow_key, flow_slot, valid, AqmAlgorithm, QueueView, Verdi
 use crate::engine::time::from_millis;
 use crate::engine::{Rng, SimTime};
 use crate::packet::Packet;
-use crate::scenario::{check, ConfigError};
+use crate::config::{check, ConfigError};
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]

@@ -16,7 +16,7 @@ use serde::{Deserialize, Serialize};
 use super::{signal_marks, valid, AqmAlgorithm, QueueView, Reason, Verdict};
 use crate::engine::SimTime;
 use crate::packet::Packet;
-use crate::scenario::{check, ConfigError};
+use crate::config::{check, ConfigError};
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]

@@ -31,7 +31,8 @@ use super::{ConnSpec, ExchangeSpec, FlowPlan};
 use crate::engine::rng::{purpose, StreamId};
 use crate::engine::time::{from_millis, from_secs};
 use crate::engine::{Rng, SimTime};
-use crate::scenario::{check, ConfigError, Dist};
+use crate::config::{check, ConfigError};
+use crate::dist::Dist;
 
 /// Parameters of `kind = "packmime_http"`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]

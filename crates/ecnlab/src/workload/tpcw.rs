@@ -26,7 +26,8 @@ use super::{ConnSpec, ExchangeSpec, FlowPlan};
 use crate::engine::rng::{purpose, StreamId};
 use crate::engine::time::{from_millis, from_secs};
 use crate::engine::{Rng, SimTime};
-use crate::scenario::{check, ConfigError, Dist};
+use crate::config::{check, ConfigError};
+use crate::dist::Dist;
 
 /// The 14 TPC-W web interactions.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

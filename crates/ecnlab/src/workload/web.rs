@@ -28,7 +28,8 @@ use super::{ConnSpec, ExchangeSpec, FlowPlan};
 use crate::engine::rng::{purpose, StreamId};
 use crate::engine::time::{from_millis, from_secs};
 use crate::engine::{Rng, SimTime};
-use crate::scenario::{check, ConfigError, Dist};
+use crate::config::{check, ConfigError};
+use crate::dist::Dist;
 
 /// When the gap before the next page starts counting.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]

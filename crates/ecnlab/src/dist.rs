@@ -3,7 +3,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::{check, ConfigError};
+use crate::config::{check, ConfigError};
 use crate::engine::Rng;
 
 /// A distribution of a real value, drawn by inversion from one uniform number so each draw
@@ -36,7 +36,7 @@ pub enum Dist {
 
 impl<'de> Deserialize<'de> for Dist {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        use super::tagged::{body, split};
+        use crate::config::tagged::{body, split};
         const KINDS: &[&str] = &["constant", "exponential", "uniform", "lomax", "pareto", "bounded_pareto", "discrete", "mixture"];
         let (kind, b) = split(d, "dist", KINDS)?;
         Ok(match kind.as_str() {
