@@ -7,7 +7,6 @@
 
 use crate::engine::SimTime;
 
-pub use super::cubic::Cubic;
 pub use super::rtt::RttInfo;
 
 /// The sender's window state, in bytes.
@@ -121,44 +120,6 @@ impl CongestionControl for NewReno {
         // RFC 5681 eq. 4 and loss window LW = 1 SMSS.
         w.ssthresh = reduced_window(flight, self.beta, w.mss);
         w.cwnd = w.mss;
-    }
-}
-
-/// The configured controller of an endpoint (enum dispatch keeps the hot path direct).
-#[derive(Clone, Debug)]
-pub enum Controller {
-    NewReno(NewReno),
-    Cubic(Cubic),
-}
-
-impl CongestionControl for Controller {
-    #[inline]
-    fn on_ack(&mut self, w: &mut Window, acked: u64, rtt: RttInfo, now: SimTime) {
-        match self {
-            Controller::NewReno(c) => c.on_ack(w, acked, rtt, now),
-            Controller::Cubic(c) => c.on_ack(w, acked, rtt, now),
-        }
-    }
-    #[inline]
-    fn on_congestion_event(&mut self, w: &mut Window, signal: Signal, flight: u64, now: SimTime) {
-        match self {
-            Controller::NewReno(c) => c.on_congestion_event(w, signal, flight, now),
-            Controller::Cubic(c) => c.on_congestion_event(w, signal, flight, now),
-        }
-    }
-    #[inline]
-    fn on_timeout(&mut self, w: &mut Window, flight: u64, now: SimTime) {
-        match self {
-            Controller::NewReno(c) => c.on_timeout(w, flight, now),
-            Controller::Cubic(c) => c.on_timeout(w, flight, now),
-        }
-    }
-    #[inline]
-    fn on_idle_restart(&mut self, idle: SimTime) {
-        match self {
-            Controller::NewReno(c) => c.on_idle_restart(idle),
-            Controller::Cubic(c) => c.on_idle_restart(idle),
-        }
     }
 }
 

@@ -116,7 +116,7 @@ pub struct CubicStats {
 }
 
 /// The CUBIC controller. Build it with [`Cubic::new`] and wrap it in
-/// [`Controller::Cubic`](super::cc::Controller::Cubic).
+/// [`Controller::Cubic`](super::controller::Controller::Cubic).
 #[derive(Clone, Debug)]
 pub struct Cubic {
     pub params: CubicParams,
@@ -250,7 +250,6 @@ impl CongestionControl for Cubic {
 mod tests {
     use super::*;
     use crate::engine::time::{NS_PER_MS, NS_PER_S};
-    use crate::tcp::cc::Controller;
 
     const MSS: u64 = 1000;
     const RTT: SimTime = 100 * NS_PER_MS;
@@ -450,13 +449,13 @@ mod tests {
 
     #[test]
     fn timeout_collapses_then_starts_a_k_zero_epoch() {
-        let mut c = Controller::Cubic(Cubic::new(CubicParams::default()));
+        let mut c = Cubic::new(CubicParams::default());
         let mut w = Window { cwnd: 100 * MSS, ssthresh: u64::MAX, mss: MSS };
         c.on_congestion_event(&mut w, Signal::Loss, 100 * MSS, 0);
         w.cwnd = 100 * MSS; // regrown
         c.on_timeout(&mut w, 100 * MSS, NS_PER_S);
         assert_eq!((w.cwnd, w.ssthresh), (MSS, 70 * MSS));
-        let Controller::Cubic(cubic) = &c else { unreachable!() };
+        let cubic = &c;
         assert_eq!((cubic.state.w_max, cubic.state.epoch), (0.0, None));
         // Slow start back to ssthresh: one SMSS per ACK, no epoch.
         let rtt = RttInfo { srtt: RTT, min_rtt: RTT };
@@ -464,7 +463,7 @@ mod tests {
             c.on_ack(&mut w, 2 * MSS, rtt, 2 * NS_PER_S);
             assert_eq!(w.cwnd, (1 + i) * MSS);
         }
-        let Controller::Cubic(cubic) = &mut c else { unreachable!() };
+        let cubic = &mut c;
         assert_eq!(cubic.state.epoch, None);
         // The first congestion-avoidance ACK: K = 0, W_max = cwnd at its start.
         let t0 = 3 * NS_PER_S;

@@ -22,7 +22,9 @@
 //!   Reno keeps this rule too (ns-2's `bugFix_`, on by default): a second loss in a window that
 //!   Reno's recovery left on a partial ACK is repaired by the retransmission timer.
 
-use super::cc::{CongestionControl, Controller, Cubic, NewReno, Signal, Window};
+use super::cc::{CongestionControl, NewReno, Signal, Window};
+use super::controller::Controller;
+use super::cubic::Cubic;
 use super::params::{CcKind, EcnPlus, EcnResponse, LossResponse, RtoBackoffEnd, TcpParams};
 use super::rtt::RttEstimator;
 use crate::engine::SimTime;

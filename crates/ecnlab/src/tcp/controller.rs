@@ -1,0 +1,44 @@
+//! The congestion controller an endpoint runs, chosen by `tcp.congestion_control`: one enum
+//! over the controllers of `cc` and `cubic`, so the hot path dispatches without a virtual call.
+
+use super::cc::{CongestionControl, NewReno, RttInfo, Signal, Window};
+use super::cubic::Cubic;
+use crate::engine::SimTime;
+
+/// The configured controller of an endpoint (enum dispatch keeps the hot path direct).
+#[derive(Clone, Debug)]
+pub enum Controller {
+    NewReno(NewReno),
+    Cubic(Cubic),
+}
+
+impl CongestionControl for Controller {
+    #[inline]
+    fn on_ack(&mut self, w: &mut Window, acked: u64, rtt: RttInfo, now: SimTime) {
+        match self {
+            Controller::NewReno(c) => c.on_ack(w, acked, rtt, now),
+            Controller::Cubic(c) => c.on_ack(w, acked, rtt, now),
+        }
+    }
+    #[inline]
+    fn on_congestion_event(&mut self, w: &mut Window, signal: Signal, flight: u64, now: SimTime) {
+        match self {
+            Controller::NewReno(c) => c.on_congestion_event(w, signal, flight, now),
+            Controller::Cubic(c) => c.on_congestion_event(w, signal, flight, now),
+        }
+    }
+    #[inline]
+    fn on_timeout(&mut self, w: &mut Window, flight: u64, now: SimTime) {
+        match self {
+            Controller::NewReno(c) => c.on_timeout(w, flight, now),
+            Controller::Cubic(c) => c.on_timeout(w, flight, now),
+        }
+    }
+    #[inline]
+    fn on_idle_restart(&mut self, idle: SimTime) {
+        match self {
+            Controller::NewReno(c) => c.on_idle_restart(idle),
+            Controller::Cubic(c) => c.on_idle_restart(idle),
+        }
+    }
+}
