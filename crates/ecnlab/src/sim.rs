@@ -294,7 +294,7 @@ fn build_queue(cfg: &QueueConfig, rate_bps: u64, rng: Rng) -> Queue {
     let aqm = match &cfg.aqm {
         AqmConfig::Droptail {} => Aqm::DropTail(DropTail),
         AqmConfig::Red(p) => Aqm::Red(Box::new(Red::new(p.clone(), rate_bps, rng))),
-        AqmConfig::Ared(p) => Aqm::Red(Box::new(p.build(rate_bps, rng))),
+        AqmConfig::Ared(p) => Aqm::Ared(Box::new(p.build(rate_bps, rng))),
         AqmConfig::Rem(p) => Aqm::Rem(Box::new(Rem::new(p.clone(), rate_bps, rng))),
         AqmConfig::Pi(p) => Aqm::Pi(Box::new(Pi::new(p.clone(), rng))),
         AqmConfig::Pie(p) => Aqm::Pie(Box::new(Pie::new(p.clone(), rng))),

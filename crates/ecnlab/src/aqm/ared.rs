@@ -23,10 +23,11 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::red::{AboveMax, Red, RedParams};
-use super::{valid, Periodic};
+use super::{valid, AqmAlgorithm, Periodic, QueueView, Verdict};
 use crate::engine::time::from_millis;
 use crate::engine::{Rng, SimTime};
 use crate::config::{check, ConfigError};
+use crate::packet::Packet;
 
 /// Adaptive RED parameters (spec 3; defaults ARED01 / ns-2).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -142,24 +143,32 @@ impl AredParams {
     }
 
     /// An Adaptive RED queue on a link of `link_rate_bps`.
-    pub fn build(&self, link_rate_bps: u64, rng: Rng) -> Red {
-        let mut red = Red::new(self.red_params(link_rate_bps as f64), link_rate_bps, rng);
-        red.adapt = Some(Adaptation {
-            timer: Periodic::new(from_millis(self.interval_ms)),
-            alpha_max: self.alpha_max,
-            beta: self.beta,
-            top: self.top,
-            bottom: self.bottom,
-            increases: 0,
-            decreases: 0,
-        });
-        red
+    pub fn build(&self, link_rate_bps: u64, rng: Rng) -> Ared {
+        Ared {
+            red: Red::new(self.red_params(link_rate_bps as f64), link_rate_bps, rng),
+            adapt: Adaptation {
+                timer: Periodic::new(from_millis(self.interval_ms)),
+                alpha_max: self.alpha_max,
+                beta: self.beta,
+                top: self.top,
+                bottom: self.bottom,
+                increases: 0,
+                decreases: 0,
+            },
+        }
     }
+}
+
+/// Adaptive RED: RED whose max_p is adapted every interval before RED sees the queue.
+#[derive(Debug)]
+pub struct Ared {
+    pub red: Red,
+    adapt: Adaptation,
 }
 
 /// State of the max_p adaptation.
 #[derive(Clone, Debug)]
-pub struct Adaptation {
+struct Adaptation {
     timer: Periodic,
     alpha_max: f64,
     beta: f64,
@@ -169,15 +178,15 @@ pub struct Adaptation {
     pub decreases: u64,
 }
 
-impl Red {
+impl Ared {
     /// Runs the adaptation checks due at or before `now` (spec 3.2).
-    pub(super) fn adapt_until(&mut self, now: SimTime) {
-        let Some(mut a) = self.adapt.take() else { return };
-        let (min, max) = self.thresholds();
+    fn adapt_until(&mut self, now: SimTime) {
+        let (red, a) = (&mut self.red, &mut self.adapt);
+        let (min, max) = red.thresholds();
         let (lo, hi) = (min + 0.4 * (max - min), min + 0.6 * (max - min));
         while let Some(t) = a.timer.due(now) {
-            let avg = self.avg_at(t);
-            let max_p = &mut self.params.max_p;
+            let avg = red.avg_at(t);
+            let max_p = &mut red.params.max_p;
             if avg > hi && *max_p <= a.top {
                 *max_p += a.alpha_max.min(*max_p / 4.0);
                 a.increases += 1;
@@ -186,12 +195,31 @@ impl Red {
                 a.decreases += 1;
             }
         }
-        self.adapt = Some(a);
     }
 
-    /// Adaptive RED's counts of max_p increases and decreases, if it is adaptive.
-    pub fn adaptations(&self) -> Option<(u64, u64)> {
-        self.adapt.as_ref().map(|a| (a.increases, a.decreases))
+    /// The counts of max_p increases and decreases.
+    pub fn adaptations(&self) -> (u64, u64) {
+        (self.adapt.increases, self.adapt.decreases)
+    }
+}
+
+impl AqmAlgorithm for Ared {
+    fn on_enqueue(&mut self, q: &QueueView, pkt: &Packet, now: SimTime) -> Verdict {
+        self.adapt_until(now);
+        self.red.on_enqueue(q, pkt, now)
+    }
+
+    fn on_idle(&mut self, now: SimTime) {
+        self.red.on_idle(now);
+    }
+
+    fn ecn(&self) -> bool {
+        self.red.ecn()
+    }
+
+    fn sample(&mut self, now: SimTime, out: &mut dyn FnMut(&'static str, f64)) {
+        self.adapt_until(now);
+        self.red.sample(now, out);
     }
 }
 
@@ -218,7 +246,7 @@ mod tests {
     }
 
     /// Holds the average at `q` (w_q 1) for `secs` with one arrival per ms.
-    fn run(red: &mut Red, q: u32, from_ms: u64, secs: u64) {
+    fn run(red: &mut Ared, q: u32, from_ms: u64, secs: u64) {
         let p = packet(PacketKind::Data, 500, Ecn::NotEct);
         let v = QueueView { len_pkts: q, len_bytes: q as u64 * 500 };
         for i in 0..secs * 1000 {
@@ -233,16 +261,16 @@ mod tests {
         // Band for 6.25/18.75: [11.25, 13.75]. avg 16 is above: +min(0.01, max_p/4) per 0.5 s.
         run(&mut red, 16, 0, 2);
         // Checks at 0.5, 1.0, 1.5 s (the 2.0 s one is not yet due at the last arrival, 1.999 s).
-        assert!((red.params.max_p - 0.13).abs() < 1e-12, "max_p {}", red.params.max_p);
+        assert!((red.red.params.max_p - 0.13).abs() < 1e-12, "max_p {}", red.red.params.max_p);
         // It stops rising once above top (0.5), at most one step (0.01) beyond it.
         run(&mut red, 16, 2000, 30);
-        assert!(red.params.max_p > 0.5 - 1e-9 && red.params.max_p <= 0.51 + 1e-9, "max_p {}", red.params.max_p);
+        assert!(red.red.params.max_p > 0.5 - 1e-9 && red.red.params.max_p <= 0.51 + 1e-9, "max_p {}", red.red.params.max_p);
         // Below the band: x0.9 per check until below bottom.
         run(&mut red, 8, 32000, 60);
-        assert!(red.params.max_p < 0.01 && red.params.max_p >= 0.009, "max_p {}", red.params.max_p);
+        assert!(red.red.params.max_p < 0.01 && red.red.params.max_p >= 0.009, "max_p {}", red.red.params.max_p);
         // Inside the band: unchanged.
-        let before = red.params.max_p;
+        let before = red.red.params.max_p;
         run(&mut red, 12, 92000, 5);
-        assert_eq!(red.params.max_p, before);
+        assert_eq!(red.red.params.max_p, before);
     }
 }

@@ -27,7 +27,7 @@ use crate::engine::SimTime;
 use crate::packet::{Ecn, Packet, PacketId, PacketKind, PacketPool};
 
 pub use afd::{Afd, AfdParams};
-pub use ared::AredParams;
+pub use ared::{Ared, AredParams};
 pub use choke::{Choke, ChokeParams};
 pub use dcn::{Dcn, DcnParams};
 pub use codel::{CoDel, CodelParams};
@@ -237,13 +237,14 @@ pub(crate) mod valid {
 }
 
 /// The configured AQM of a queue (an enum, so the hot path dispatches without a virtual call).
-/// Adaptive RED is a [`Red`] with its adaptation switched on. The algorithms with state are
+/// The algorithms with state are
 /// boxed so that every queue (most are DropTail access queues) stays small: one enum of
 /// hundreds of bytes per link measurably slowed DropTail runs.
 #[derive(Debug)]
 pub enum Aqm {
     DropTail(DropTail),
     Red(Box<Red>),
+    Ared(Box<Ared>),
     Rem(Box<Rem>),
     Pi(Box<Pi>),
     Pie(Box<Pie>),
@@ -261,6 +262,7 @@ macro_rules! dispatch {
         match $self {
             Aqm::DropTail($a) => $e,
             Aqm::Red($a) => $e,
+            Aqm::Ared($a) => $e,
             Aqm::Rem($a) => $e,
             Aqm::Pi($a) => $e,
             Aqm::Pie($a) => $e,

@@ -27,7 +27,6 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::ared::Adaptation;
 use super::{signal_marks, valid, AqmAlgorithm, QueueView, Reason, Verdict};
 use crate::engine::{Rng, SimTime};
 use crate::packet::Packet;
@@ -141,8 +140,6 @@ pub struct Red {
     /// The link is idle (queue empty and nothing in transmission) since `idle_since`.
     idle: bool,
     idle_since: SimTime,
-    /// Adaptive RED's max_p adaptation, if on.
-    pub(super) adapt: Option<Adaptation>,
     rng: Rng,
     pub stats: RedStats,
 }
@@ -161,7 +158,6 @@ impl Red {
             count_bytes: 0,
             idle: true,
             idle_since: 0,
-            adapt: None,
             rng,
             stats: RedStats::default(),
         }
@@ -285,9 +281,6 @@ impl Red {
 
 impl AqmAlgorithm for Red {
     fn on_enqueue(&mut self, q: &QueueView, pkt: &Packet, now: SimTime) -> Verdict {
-        if self.adapt.is_some() {
-            self.adapt_until(now);
-        }
         let qlen = if self.params.byte_mode { q.len_bytes as f64 } else { q.len_pkts as f64 };
         self.update_avg(qlen, now);
         if q.len_pkts < self.params.min_queue_pkts {
@@ -312,10 +305,7 @@ impl AqmAlgorithm for Red {
         self.params.ecn
     }
 
-    fn sample(&mut self, now: SimTime, out: &mut dyn FnMut(&'static str, f64)) {
-        if self.adapt.is_some() {
-            self.adapt_until(now);
-        }
+    fn sample(&mut self, _now: SimTime, out: &mut dyn FnMut(&'static str, f64)) {
         out("avg", self.avg);
         out("max_p", self.params.max_p);
     }
