@@ -19,8 +19,9 @@
 //!   that the window cannot use is not validated).
 //! * Entering fast retransmit requires the cumulative ACK to exceed `recover` (the highest
 //!   sequence number sent when the last recovery or timeout began), RFC 6582 section 3.2 step 2.
-//!   Reno keeps this rule too (ns-2's `bugFix_`, on by default): a second loss in a window that
-//!   Reno's recovery left on a partial ACK is repaired by the retransmission timer.
+//!   Reno keeps this rule too: a second loss in a window that Reno's recovery left on a partial
+//!   ACK is repaired by the retransmission timer. ns-2's FullTcp applies it only after a
+//!   timeout, and its Reno fast-retransmits again (`loss_response = "ns2"`).
 
 use super::cc::{CongestionControl, NewReno, Signal, Window};
 use super::controller::Controller;
