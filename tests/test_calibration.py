@@ -116,6 +116,10 @@ def test_cli_calibrate_prints_and_stores(tmp_path: Path) -> None:
     r = CliRunner().invoke(app, ["calibrate", str(toml)])
     assert r.exit_code == 2
     assert "at least one target" in r.output
+    # One way to give targets: bare values are refused, naming where they belong.
+    r = CliRunner().invoke(app, ["calibrate", str(toml), "5", "8"])
+    assert r.exit_code == 2
+    assert "(5 8) follow --target-mbps" in r.output
 
 
 def test_browser_population_is_calibrated_in_whole_browsers() -> None:

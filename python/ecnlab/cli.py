@@ -201,6 +201,10 @@ def calibrate(
     """
     from .calibration import calibrate as calibrate_fn
 
+    if more_targets and not target_mbps:
+        # One way to give targets: the values after --target-mbps (this argument only
+        # collects the ones that follow the first).
+        _fail(f"target loads ({' '.join(f'{t:g}' for t in more_targets)}) follow --target-mbps")
     targets = [*(target_mbps or []), *(more_targets or [])]
     per_direction = {d: v for d, v in (("down", down_mbps), ("up", up_mbps)) if v is not None}
     if per_direction:
