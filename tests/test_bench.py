@@ -19,9 +19,9 @@ def test_dumbbell_rtts_are_spread_evenly() -> None:
 
 @pytest.mark.parametrize("case", bench.CASES, ids=lambda c: c.label)
 def test_bench_scenarios_are_valid(case: bench.Case) -> None:
-    for quick in (False, True):
+    for smoke in (False, True):
         normalized = json.loads(
-            _core.normalize(json.dumps(bench.scenario(case.scenario, case.n, quick=quick)))
+            _core.normalize(json.dumps(bench.scenario(case.scenario, case.n, smoke=smoke)))
         )
         assert normalized["duration_s"] > normalized["warmup_s"] > 0
 
@@ -51,8 +51,8 @@ def test_parse_case() -> None:
             bench.parse_case(bad)
 
 
-def test_bench_quick_json_in_a_subprocess() -> None:
-    result = invoke("bench", "--quick", "--json", "--repeat", "3", "--only", "dumbbell-10m:15")
+def test_bench_smoke_json_in_a_subprocess() -> None:
+    result = invoke("bench", "--smoke", "--json", "--repeat", "3", "--only", "dumbbell-10m:15")
     assert result.exit_code == 0, result.output
     records = json.loads(result.stdout)
     assert len(records) == 1

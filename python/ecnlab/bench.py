@@ -1,6 +1,6 @@
 """Performance benchmark: fixed scenarios, each run in a fresh interpreter.
 
-Each case runs in its own subprocess (``python -m ecnlab.bench <scenario> [n] [--quick]``,
+Each case runs in its own subprocess (``python -m ecnlab.bench <scenario> [n] [--smoke]``,
 which prints one JSON line), so its peak resident memory is its own. The subprocess drives
 the native core directly and never imports pyarrow, so the peak is the simulator's plus the
 interpreter's; ``baseline_rss_mb`` in the record is the peak before the run started (the
@@ -18,7 +18,8 @@ Cases:
   drop-tail 250): truncated-Lomax responses (mean about 7198 bytes), 300-byte requests,
   RTTs uniform on 10-150 ms, 20 clients and 20 servers, 30 s (5 s warm-up).
 
-``--quick`` shortens every duration and warm-up to 10%, for smoke tests.
+``--smoke`` shortens every duration and warm-up to 10%, to check that the cases run (not a
+measurement).
 """
 
 from __future__ import annotations
@@ -57,10 +58,10 @@ KEYS = (
     "goodput_mbps",
 )
 """Keys of every benchmark record. Records also carry ``wall_s`` (the run's wall time),
-``baseline_rss_mb`` (peak RSS before the run: interpreter and libraries) and ``quick``."""
+``baseline_rss_mb`` (peak RSS before the run: interpreter and libraries) and ``smoke``."""
 
 SEED = 1
-QUICK_FACTOR = 0.1
+SMOKE_FACTOR = 0.1
 WEB_MEAN_RESPONSE_BYTES = 7198  # mean of TL(1720, 1.2, 37.2e6), workloads spec 3.1
 
 
@@ -90,9 +91,9 @@ class BenchError(RuntimeError):
     """A benchmark case failed or printed something unexpected."""
 
 
-def scenario(name: str, n: int | None = None, *, quick: bool = False) -> dict[str, Any]:
+def scenario(name: str, n: int | None = None, *, smoke: bool = False) -> dict[str, Any]:
     """Build the scenario dict of a benchmark case."""
-    scale = QUICK_FACTOR if quick else 1.0
+    scale = SMOKE_FACTOR if smoke else 1.0
     if name == "dumbbell-10m":
         return _dumbbell(name, _need_n(name, n), 10e6, 100e6, 100.0 * scale, 10.0 * scale, red=True)
     if name == "dumbbell-100m":
@@ -212,14 +213,14 @@ def parse_case(text: str) -> list[Case]:
     return [case]
 
 
-def measure(case: Case, *, quick: bool = False) -> dict[str, Any]:
+def measure(case: Case, *, smoke: bool = False) -> dict[str, Any]:
     """Run one case in this process and return its record.
 
     Peak RSS is the whole process's, so call it in a fresh process (see :func:`run_cases`).
     """
     # Peak RSS before the run: the interpreter and libraries, for scale.
     baseline_mb = _peak_rss_mb()
-    config = scenario(case.scenario, case.n, quick=quick)
+    config = scenario(case.scenario, case.n, smoke=smoke)
     # As ecnlab.run measures wall_s: build, run, finalize the tables (left in native form).
     start = time.perf_counter()
     sim = _core.Simulation(json.dumps(config), SEED)
@@ -239,7 +240,7 @@ def measure(case: Case, *, quick: bool = False) -> dict[str, Any]:
         "goodput_mbps": s["goodput_bps"] / 1e6,
         "wall_s": wall,
         "baseline_rss_mb": baseline_mb,
-        "quick": quick,
+        "smoke": smoke,
     }
 
 
@@ -264,7 +265,7 @@ def _peak_rss_mb() -> float:
 def run_cases(
     cases: Iterable[Case],
     *,
-    quick: bool = False,
+    smoke: bool = False,
     repeat: int = 3,
     on_start: Callable[[Case], None] | None = None,
 ) -> list[dict[str, Any]]:
@@ -286,7 +287,7 @@ def run_cases(
         for case, done in zip(cases, runs):
             if on_start is not None and round_ == 0:
                 on_start(case)
-            done.append(_run_once(case, quick))
+            done.append(_run_once(case, smoke))
     records = []
     for done in runs:
         done.sort(key=lambda r: r["wall_s"])
@@ -298,12 +299,12 @@ def run_cases(
     return records
 
 
-def _run_once(case: Case, quick: bool) -> dict[str, Any]:
+def _run_once(case: Case, smoke: bool) -> dict[str, Any]:
     cmd = [sys.executable, "-m", "ecnlab.bench", case.scenario]
     if case.n is not None:
         cmd.append(str(case.n))
-    if quick:
-        cmd.append("--quick")
+    if smoke:
+        cmd.append("--smoke")
     proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
     if proc.returncode != 0:
         tail = proc.stderr.strip().splitlines()[-5:]
@@ -325,10 +326,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument("scenario", choices=_NAMES)
     parser.add_argument("n", nargs="?", type=int, default=None, help="number of flows")
-    parser.add_argument("--quick", action="store_true", help="10%% of the durations")
+    parser.add_argument("--smoke", action="store_true", help="10%% of the durations")
     args = parser.parse_args(argv)
     try:
-        record = measure(Case(args.scenario, args.n), quick=args.quick)
+        record = measure(Case(args.scenario, args.n), smoke=args.smoke)
     except ValueError as e:
         parser.error(str(e))
     print(json.dumps(record), flush=True)

@@ -318,8 +318,9 @@ def schema() -> None:
 @app.command()
 def bench(
     as_json: Annotated[bool, typer.Option("--json", help="Print a JSON list of records.")] = False,
-    quick: Annotated[
-        bool, typer.Option("--quick", help="10% of every duration (smoke test).")
+    smoke: Annotated[
+        bool,
+        typer.Option("--smoke", help="10% of every duration: checks the cases run, measures nothing."),
     ] = False,
     only: Annotated[
         Optional[list[str]],
@@ -340,14 +341,14 @@ def bench(
 
     def on_start(case: bench_mod.Case) -> None:
         if show_status:
-            err_console.print(f"[dim]running {case.label}{' (quick)' if quick else ''}...[/]")
+            err_console.print(f"[dim]running {case.label}{' (smoke)' if smoke else ''}...[/]")
 
     with reported(errors=(bench_mod.BenchError, ValueError)):
-        records = bench_mod.run_cases(cases, quick=quick, repeat=repeat, on_start=on_start)
+        records = bench_mod.run_cases(cases, smoke=smoke, repeat=repeat, on_start=on_start)
     if as_json:
         typer.echo(json.dumps(records, indent=2))
         return
-    table = Table(title=f"ecnlab {_core.__version__} benchmark{' (quick)' if quick else ''}")
+    table = Table(title=f"ecnlab {_core.__version__} benchmark{' (smoke)' if smoke else ''}")
     table.add_column("scenario", no_wrap=True)
     for heading in ("flows", "events/s", "pkts/s", "sim/wall", "RSS MB", "Mb/s"):
         table.add_column(heading, justify="right", no_wrap=True)
