@@ -154,7 +154,7 @@ LOSS_RESPONSE = (
     "ecnlab's default halves FlightSize in bytes and may send new data on the inflated window "
     "(RFC 5681), so with windows of a few segments it keeps more in flight; with "
     "tcp.loss_response = \"ns2\" the two agree (timeouts-fulltcp, seeds 1-16: utilisation "
-    "0.9329 in ns-2, 0.9345 in ecnlab, 0.9555 without the option)"
+    "0.9329 in ns-2, 0.9343 in ecnlab, 0.9555 without the option)"
 )
 NEWRENO_PARTIAL_ACK = (
     "ns-2's NewReno FullTcp sets cwnd to ssthresh at every partial ACK and sends at most "
