@@ -24,6 +24,16 @@ impl fmt::Display for ConfigError {
 
 impl std::error::Error for ConfigError {}
 
+/// `path` must be positive and finite.
+pub(crate) fn positive(v: f64, path: &str) -> Result<(), ConfigError> {
+    check(v > 0.0 && v.is_finite(), path, v, "must be positive")
+}
+
+/// `path` must be zero or positive, and finite.
+pub(crate) fn non_negative(v: f64, path: &str) -> Result<(), ConfigError> {
+    check(v >= 0.0 && v.is_finite(), path, v, "must be zero or positive")
+}
+
 /// Returns an error for `path` unless `ok`.
 pub(crate) fn check(ok: bool, path: &str, value: impl fmt::Display, rule: &str) -> Result<(), ConfigError> {
     if ok {

@@ -19,9 +19,11 @@ use crate::net::dumbbell::{LinkId, Route, BOTTLENECK_DOWN, BOTTLENECK_HOP, BOTTL
 use crate::net::link::LinkStats;
 use crate::net::{DelayLine, Dumbbell, Hop, Link, LinkWake, Offer};
 use crate::packet::{Direction, Ecn, Packet, PacketId, PacketKind, PacketPool};
-use crate::scenario::{AqmConfig, BulkParams, ConfigError, QueueConfig, Scenario, Side, TcpConfig, Workload};
+use crate::config::ConfigError;
+use crate::scenario::{AqmConfig, QueueConfig, Scenario, Workload};
+use crate::tcp::config::{Side, TcpConfig};
 use crate::tcp::{Endpoint, Role, SegmentCtx, TcpEvents, TcpParams};
-use crate::workload::{self, Browsers, ConnSpec, ExchangeArrivals, FlowPlan, PackMime, PacketSource, SessionStep, WebSessions};
+use crate::workload::{self, Browsers, BulkParams, ConnSpec, ExchangeArrivals, FlowPlan, PackMime, PacketSource, SessionStep, WebSessions};
 
 const OFF: SimTime = SimTime::MAX;
 /// Bytes written by an application that sends "forever".
@@ -413,15 +415,15 @@ impl Simulation {
             sim.workload_params.push(own);
             let i = i as u32;
             let state = match w {
-                Workload::Bulk(_) => {
-                    let flows = workload::bulk_flows(i, w, seed, clients, servers);
+                Workload::Bulk(p) => {
+                    let flows = workload::bulk_flows(i, p, seed, clients, servers);
                     for (f, (start, _)) in flows.iter().enumerate() {
                         sim.events.push(*start, Ev::BulkStart { workload: i, flow: f as u32 });
                     }
                     WorkloadState::Bulk(flows)
                 }
-                Workload::Exchanges(_) => {
-                    let a = ExchangeArrivals::new(i, w, seed, sim.scenario.duration_s);
+                Workload::Exchanges(p) => {
+                    let a = ExchangeArrivals::new(i, p, seed, sim.scenario.duration_s);
                     if a.next_at < end {
                         sim.events.push(a.next_at, Ev::ExchangeArrival(i));
                     }
@@ -450,8 +452,8 @@ impl Simulation {
                     }
                     WorkloadState::PackMime(Box::new(a))
                 }
-                Workload::PacketSource(_) => {
-                    let s = PacketSource::new(i, w, seed, sim.scenario.duration_s);
+                Workload::PacketSource(p) => {
+                    let s = PacketSource::new(i, p, seed, sim.scenario.duration_s);
                     if s.next_at < end {
                         sim.events.push(s.next_at, Ev::SourcePacket(i));
                     }
@@ -549,7 +551,7 @@ impl Simulation {
                 let (clients, servers) = (self.net.clients, self.net.servers);
                 let cfg = &self.scenario.workloads[w as usize];
                 let (spec, next) = match (&mut self.workloads[w as usize], cfg) {
-                    (WorkloadState::Exchanges(a), _) => a.arrive(cfg, clients, servers),
+                    (WorkloadState::Exchanges(a), Workload::Exchanges(p)) => a.arrive(p, clients, servers),
                     (WorkloadState::PackMime(a), Workload::PackmimeHttp(p)) => a.arrive(p, clients, servers),
                     _ => unreachable!(),
                 };

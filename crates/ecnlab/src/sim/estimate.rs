@@ -17,7 +17,9 @@ use crate::engine::time::{from_millis, from_secs};
 use crate::net::dumbbell::LinkId;
 use crate::net::Link;
 use crate::packet::Packet;
-use crate::scenario::{AqmConfig, ConfigError, Dist, QueueConfig, Scenario, Workload};
+use crate::config::ConfigError;
+use crate::dist::Dist;
+use crate::scenario::{AqmConfig, QueueConfig, Scenario, Workload};
 
 /// Bytes of one row of the exchanges and flows tables (column bytes, from sim.rs's recorders).
 const EXCHANGE_ROW: f64 = 19.0 * 8.0;

@@ -9,6 +9,7 @@
 //! * [`params`]: endpoint profiles and their resolved parameters.
 
 pub mod cc;
+pub mod config;
 pub mod controller;
 pub mod cubic;
 pub mod endpoint;

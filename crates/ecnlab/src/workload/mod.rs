@@ -14,11 +14,141 @@ pub use packmime::{PackMime, PackMimeParams};
 pub use tpcw::{Browsers, TpcwParams};
 pub use web::{PageGapFrom, SessionStep, WebSessions, WebSessionsParams};
 
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
 use crate::engine::rng::{purpose, StreamId};
 use crate::engine::time::{from_millis, from_secs};
 use crate::engine::{Rng, SimTime};
 use crate::packet::Direction;
-use crate::scenario::{ArrivalProcess, BulkParams, DirectionName, Dist, ExchangesParams, PacketSourceParams, Workload};
+use crate::dist::Dist;
+use crate::tcp::config::TcpConfig;
+
+/// Which way data flows through the bottleneck.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum DirectionName {
+    /// Servers to clients.
+    #[default]
+    Down,
+    /// Clients to servers.
+    Up,
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ArrivalProcess {
+    /// Exponential gaps.
+    #[default]
+    Poisson,
+    /// Constant gaps.
+    Cbr,
+}
+
+fn default_rwnd() -> Dist {
+    Dist::constant(4_194_304.0)
+}
+fn default_one() -> Dist {
+    Dist::constant(1.0)
+}
+fn default_request() -> Dist {
+    Dist::constant(300.0)
+}
+fn default_zero() -> Dist {
+    Dist::constant(0.0)
+}
+fn default_packet_size() -> Dist {
+    Dist::constant(1000.0)
+}
+
+/// Parameters of `kind = "bulk"`: long-lived flows.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct BulkParams {
+    /// Number of connections (signed here so a negative value gets an error naming it).
+    pub flows: i64,
+    #[serde(default)]
+    pub direction: DirectionName,
+    /// Bytes each flow sends, then it closes (unlimited when absent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bytes: Option<i64>,
+    /// Start of every flow (s).
+    #[serde(default)]
+    pub start_s: f64,
+    /// Each flow starts at start_s + U[0, start_jitter_s) (s).
+    #[serde(default)]
+    pub start_jitter_s: f64,
+    /// Per-flow propagation RTT (ms); the path RTT when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rtt_ms: Option<Dist>,
+    /// Receiver window of each flow (bytes). It also caps the sender's window (the
+    /// congestion window stops growing at it), e.g. 30 packets x MSS for seed 001.
+    #[serde(default = "default_rwnd")]
+    pub rwnd_bytes: Dist,
+    /// Flow i runs between client and server (host_offset + i) mod the host counts, so
+    /// that several bulk workloads (flow groups) can use hosts of their own.
+    #[serde(default)]
+    pub host_offset: u32,
+    /// TCP settings of both ends of these flows, laid over `tcp` and its side tables
+    /// (e.g. CUBIC with ABE for one group, NewReno without ECN for another).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tcp: Option<Box<TcpConfig>>,
+}
+
+/// Parameters of `kind = "exchanges"`: request/response exchanges on connections opened by a
+/// Poisson process.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ExchangesParams {
+    /// Rate of new connections (1/s).
+    pub arrival_rate_per_s: f64,
+    #[serde(default)]
+    pub start_s: f64,
+    /// No arrival after this (s); the end of the run when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stop_s: Option<f64>,
+    #[serde(default = "default_one")]
+    pub exchanges_per_connection: Dist,
+    /// Request size (bytes, at least 1).
+    #[serde(default = "default_request")]
+    pub request_bytes: Dist,
+    /// Response size (bytes).
+    pub response_bytes: Dist,
+    /// Server time before answering (ms).
+    #[serde(default = "default_zero")]
+    pub server_delay_ms: Dist,
+    /// Pause after a response before the next request on the same connection (s).
+    #[serde(default = "default_zero")]
+    pub think_time_s: Dist,
+    /// Per-connection propagation RTT (ms); the path RTT when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rtt_ms: Option<Dist>,
+    /// Receiver window of both ends (bytes).
+    #[serde(default = "default_rwnd")]
+    pub rwnd_bytes: Dist,
+}
+
+/// Parameters of `kind = "packet_source"`: unresponsive packets injected at the router.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PacketSourceParams {
+    #[serde(default)]
+    pub process: ArrivalProcess,
+    /// Mean packet rate (packets/s).
+    pub rate_pps: f64,
+    /// Wire size of each packet (bytes).
+    #[serde(default = "default_packet_size")]
+    pub size_bytes: Dist,
+    #[serde(default)]
+    pub direction: DirectionName,
+    #[serde(default)]
+    pub start_s: f64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stop_s: Option<f64>,
+    /// Send packets as ECT(0).
+    #[serde(default)]
+    pub ect: bool,
+}
 
 /// One request/response exchange of a connection.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -71,10 +201,8 @@ fn draw_rwnd(d: &Dist, rng: &mut Rng) -> u32 {
 }
 
 /// Long-lived flows: all drawn at set-up, each with its start time.
-pub fn bulk_flows(index: u32, w: &Workload, seed: u64, clients: u32, servers: u32) -> Vec<(SimTime, ConnSpec)> {
-    let Workload::Bulk(BulkParams { flows, direction: dir, bytes, start_s, start_jitter_s, rtt_ms, rwnd_bytes, host_offset, .. }) = w else {
-        panic!("bulk_flows called with another workload kind");
-    };
+pub fn bulk_flows(index: u32, p: &BulkParams, seed: u64, clients: u32, servers: u32) -> Vec<(SimTime, ConnSpec)> {
+    let BulkParams { flows, direction: dir, bytes, start_s, start_jitter_s, rtt_ms, rwnd_bytes, host_offset, .. } = p;
     let mut start_rng = Rng::stream(seed, StreamId { purpose: purpose::START, a: index, b: 0 });
     let mut rtt_rng = Rng::stream(seed, StreamId { purpose: purpose::FLOW_RTT, a: index, b: 0 });
     let mut rwnd_rng = Rng::stream(seed, StreamId { purpose: purpose::FLOW_RWND, a: index, b: 0 });
@@ -106,10 +234,8 @@ pub struct ExchangeArrivals {
 }
 
 impl ExchangeArrivals {
-    pub fn new(index: u32, w: &Workload, seed: u64, duration_s: f64) -> ExchangeArrivals {
-        let Workload::Exchanges(ExchangesParams { arrival_rate_per_s, start_s, stop_s, .. }) = w else {
-            panic!("ExchangeArrivals::new called with another workload kind");
-        };
+    pub fn new(index: u32, p: &ExchangesParams, seed: u64, duration_s: f64) -> ExchangeArrivals {
+        let ExchangesParams { arrival_rate_per_s, start_s, stop_s, .. } = p;
         let mut arrivals = Rng::stream(seed, StreamId { purpose: purpose::ARRIVALS, a: index, b: 0 });
         let first = start_s + arrivals.exponential(1.0 / arrival_rate_per_s);
         ExchangeArrivals {
@@ -122,8 +248,8 @@ impl ExchangeArrivals {
     }
 
     /// The connection arriving now, and the time of the next arrival (None after `stop_s`).
-    pub fn arrive(&mut self, w: &Workload, clients: u32, servers: u32) -> (ConnSpec, Option<SimTime>) {
-        let Workload::Exchanges(ExchangesParams {
+    pub fn arrive(&mut self, p: &ExchangesParams, clients: u32, servers: u32) -> (ConnSpec, Option<SimTime>) {
+        let ExchangesParams {
             arrival_rate_per_s,
             exchanges_per_connection,
             request_bytes,
@@ -133,10 +259,7 @@ impl ExchangeArrivals {
             rtt_ms,
             rwnd_bytes,
             ..
-        }) = w
-        else {
-            panic!("ExchangeArrivals::arrive called with another workload kind");
-        };
+        } = p;
         // A child stream per connection: its draws never shift those of later connections.
         let mut r = self.conns.fork();
         let client = r.below(clients as u64) as u32;
@@ -173,10 +296,8 @@ pub struct PacketSource {
 }
 
 impl PacketSource {
-    pub fn new(index: u32, w: &Workload, seed: u64, duration_s: f64) -> PacketSource {
-        let Workload::PacketSource(PacketSourceParams { process, rate_pps, size_bytes, direction: dir, start_s, stop_s, ect }) = w else {
-            panic!("PacketSource::new called with another workload kind");
-        };
+    pub fn new(index: u32, p: &PacketSourceParams, seed: u64, duration_s: f64) -> PacketSource {
+        let PacketSourceParams { process, rate_pps, size_bytes, direction: dir, start_s, stop_s, ect } = p;
         let mut rng = Rng::stream(seed, StreamId { purpose: purpose::SOURCE, a: index, b: 0 });
         let mean_gap_s = 1.0 / rate_pps;
         let first = match process {
@@ -211,8 +332,8 @@ impl PacketSource {
 mod tests {
     use super::*;
 
-    fn exchanges(rate: f64) -> Workload {
-        Workload::Exchanges(ExchangesParams {
+    fn exchanges(rate: f64) -> ExchangesParams {
+        ExchangesParams {
             arrival_rate_per_s: rate,
             start_s: 0.0,
             stop_s: None,
@@ -223,7 +344,7 @@ mod tests {
             think_time_s: Dist::constant(0.0),
             rtt_ms: Some(Dist::Uniform { low: 10.0, high: 150.0 }),
             rwnd_bytes: Dist::constant(65536.0),
-        })
+        }
     }
 
     #[test]
@@ -254,7 +375,7 @@ mod tests {
 
     #[test]
     fn bulk_flows_spread_over_hosts() {
-        let w = Workload::Bulk(BulkParams {
+        let w = BulkParams {
             flows: 5,
             direction: DirectionName::Down,
             bytes: None,
@@ -264,12 +385,11 @@ mod tests {
             rwnd_bytes: Dist::constant(1e5),
             host_offset: 0,
             tcp: None,
-        });
+        };
         let f = bulk_flows(0, &w, 1, 2, 3);
         assert_eq!(f.iter().map(|(_, s)| (s.client, s.server)).collect::<Vec<_>>(), vec![(0, 0), (1, 1), (0, 2), (1, 0), (0, 1)]);
         assert!(f.iter().all(|(t, _)| *t == 2_000_000_000));
-        let Workload::Bulk(b) = w else { unreachable!() };
-        let w = Workload::Bulk(BulkParams { host_offset: 4, ..b });
+        let w = BulkParams { host_offset: 4, ..w };
         let f = bulk_flows(0, &w, 1, 10, 10);
         assert_eq!(f.iter().map(|(_, s)| (s.client, s.server)).collect::<Vec<_>>(), vec![(4, 4), (5, 5), (6, 6), (7, 7), (8, 8)]);
     }

@@ -1,0 +1,429 @@
+//! The `[tcp]` table of a scenario: a profile, per-field overrides and per-side tables,
+//! resolved into the [`TcpParams`] an endpoint runs with (spec sections 20-22).
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::cubic::{CubicParams, CubicRtt};
+use super::params::{rfc3390_iw_segments, CcKind, EcnPlus, EcnResponse, LossResponse, RtoBackoffEnd, TcpParams};
+use crate::config::{check, non_negative, positive, ConfigError};
+use crate::engine::time::{from_millis, from_secs, NS_PER_MS};
+
+/// Endpoint profiles (spec sections 20.3, 21, 22).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub enum Profile {
+    /// The 2005 studies: initial RTO 3 s, min RTO 1 s, IW 2, delayed ACK 200 ms.
+    #[serde(rename = "seed-2005")]
+    Seed2005,
+    /// RFC 6298: initial RTO 1 s, min RTO 1 s, IW per RFC 3390, delayed ACK 200 ms.
+    #[default]
+    #[serde(rename = "rfc6298")]
+    Rfc6298,
+    /// Linux: initial RTO 1 s, min RTO 200 ms, max RTO 120 s, IW 10, delayed ACK 40 ms.
+    #[serde(rename = "linux")]
+    Linux,
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum CongestionControlName {
+    /// NewReno (RFC 5681, RFC 6582).
+    #[default]
+    Newreno,
+    /// Reno (RFC 5681 fast retransmit and fast recovery; a partial ACK ends recovery).
+    Reno,
+    /// CUBIC (RFC 9438).
+    Cubic,
+}
+
+/// ECN on SYN-ACKs (seed 000's ECN+; RFC 5562).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum EcnPlusName {
+    /// Classic RFC 3168: SYN-ACKs are not ECN-capable.
+    #[default]
+    Off,
+    /// Seed 000: a server sends every SYN-ACK of an ECN-setup connection ECT(0); a client
+    /// ignores CE on a SYN-ACK and proceeds as if it were unmarked.
+    Seed,
+    /// RFC 5562: as `seed`, but a retransmitted SYN-ACK is not ECT, a client echoes CE on a
+    /// SYN-ACK with ECE on its ACK, and a server that sees it starts with a one-segment window.
+    Rfc5562,
+}
+
+/// TCP settings of the endpoints: a profile, overrides of its values, and per-side overrides
+/// (`clients`, `servers`).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TcpConfig {
+    /// Endpoint profile (default `rfc6298`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub profile: Option<Profile>,
+    /// Maximum segment size: payload bytes per segment.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mss_bytes: Option<u32>,
+    /// IP and TCP header bytes added to every segment.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub header_bytes: Option<u32>,
+    /// RTO before the first RTT sample, also for SYN and SYN-ACK (s).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub initial_rto_s: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min_rto_s: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_rto_s: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub initial_window_segments: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub delayed_ack_ms: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ack_every_segments: Option<u32>,
+    /// SYN (and SYN-ACK) retransmissions before the connection is abandoned.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub syn_retries: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub congestion_control: Option<CongestionControlName>,
+    /// One-segment initial window after a retransmitted SYN or SYN-ACK (RFC 5681 3.1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub iw_one_after_syn_loss: Option<bool>,
+    /// RFC 3168 ECN at every endpoint.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ecn: Option<bool>,
+    /// ECN on SYN-ACKs: `off`, `seed` or `rfc5562` (servers send, clients respond).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ecn_plus: Option<EcnPlusName>,
+    /// The window reduction on an ECN echo: `rfc3168` (default) or `ns2` (ns-2.35's FullTcp).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ecn_response: Option<EcnResponse>,
+    /// When a backed-off retransmission timer returns to its computed value: `rtt_sample`
+    /// (default, RFC 6298 with Karn's algorithm) or `new_ack` (ns-2.35's FullTcp).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rto_backoff_end: Option<RtoBackoffEnd>,
+    /// The window's answer to a loss: `rfc5681` (default) or `ns2` (ns-2.35's FullTcp, 4.4BSD's
+    /// Reno: ssthresh from cwnd in whole segments, nothing new at the third duplicate ACK, the
+    /// ACK that ends recovery opens the window).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub loss_response: Option<LossResponse>,
+    /// Multiplicative decrease on a loss (NewReno 0.5, CUBIC 0.7).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub beta: Option<f64>,
+    /// ABE (RFC 8511): back off by `beta_ecn` instead of `beta` on an ECN echo.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub abe: Option<bool>,
+    /// Multiplicative decrease on an ECN echo with ABE (NewReno 0.8, CUBIC 0.85).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub beta_ecn: Option<f64>,
+    /// CUBIC's constant C (segments/s^3, default 0.4).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cubic_c: Option<f64>,
+    /// CUBIC fast convergence (RFC 9438 4.7, default true).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cubic_fast_convergence: Option<bool>,
+    /// The RTT in CUBIC's target W(t + RTT): `min` (Linux, ns-3; default) or `smoothed` (RFC).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cubic_rtt: Option<CubicRtt>,
+    /// Appropriate Byte Counting (RFC 3465, L = 2 SMSS): slow start adds up to 2 SMSS per
+    /// ACK, NewReno's congestion avoidance one SMSS per cwnd acknowledged (default false).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub abc: Option<bool>,
+    /// Only in `tcp.clients` / `tcp.servers`: the fraction of that side's hosts with ECN
+    /// (chosen at random per seed, independently of everything else); the others have none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ecn_fraction: Option<f64>,
+    /// Settings of client hosts that differ from this table's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub clients: Option<Box<TcpConfig>>,
+    /// Settings of server hosts that differ from this table's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub servers: Option<Box<TcpConfig>>,
+}
+
+/// Which hosts a side table configures.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Side {
+    Clients,
+    Servers,
+}
+
+impl Side {
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            Side::Clients => "clients",
+            Side::Servers => "servers",
+        }
+    }
+}
+
+impl TcpConfig {
+    /// The settings of one side's hosts: this table with the side's table laid over it.
+    pub fn side(&self, side: Side) -> TcpConfig {
+        let over = match side {
+            Side::Clients => self.clients.as_deref(),
+            Side::Servers => self.servers.as_deref(),
+        };
+        let Some(o) = over else {
+            return TcpConfig { clients: None, servers: None, ..self.clone() };
+        };
+        self.overlay(o)
+    }
+
+    /// This table with every value `o` sets laid over it (side tables dropped; `ecn_fraction`
+    /// is `o`'s).
+    pub fn overlay(&self, o: &TcpConfig) -> TcpConfig {
+        TcpConfig {
+            profile: o.profile.or(self.profile),
+            mss_bytes: o.mss_bytes.or(self.mss_bytes),
+            header_bytes: o.header_bytes.or(self.header_bytes),
+            initial_rto_s: o.initial_rto_s.or(self.initial_rto_s),
+            min_rto_s: o.min_rto_s.or(self.min_rto_s),
+            max_rto_s: o.max_rto_s.or(self.max_rto_s),
+            initial_window_segments: o.initial_window_segments.or(self.initial_window_segments),
+            delayed_ack_ms: o.delayed_ack_ms.or(self.delayed_ack_ms),
+            ack_every_segments: o.ack_every_segments.or(self.ack_every_segments),
+            syn_retries: o.syn_retries.or(self.syn_retries),
+            congestion_control: o.congestion_control.or(self.congestion_control),
+            iw_one_after_syn_loss: o.iw_one_after_syn_loss.or(self.iw_one_after_syn_loss),
+            ecn: o.ecn.or(self.ecn),
+            ecn_plus: o.ecn_plus.or(self.ecn_plus),
+            ecn_response: o.ecn_response.or(self.ecn_response),
+            rto_backoff_end: o.rto_backoff_end.or(self.rto_backoff_end),
+            loss_response: o.loss_response.or(self.loss_response),
+            beta: o.beta.or(self.beta),
+            abe: o.abe.or(self.abe),
+            beta_ecn: o.beta_ecn.or(self.beta_ecn),
+            cubic_c: o.cubic_c.or(self.cubic_c),
+            cubic_fast_convergence: o.cubic_fast_convergence.or(self.cubic_fast_convergence),
+            cubic_rtt: o.cubic_rtt.or(self.cubic_rtt),
+            abc: o.abc.or(self.abc),
+            ecn_fraction: o.ecn_fraction,
+            clients: None,
+            servers: None,
+        }
+    }
+
+    /// The profile's values with this table's overrides applied (side tables ignored).
+    pub fn resolve(&self) -> TcpParams {
+        let mss = self.mss_bytes.unwrap_or(1460);
+        let (init_rto, min_rto, max_rto, iw, delack) = match self.profile.unwrap_or_default() {
+            Profile::Seed2005 => (3.0, 1.0, 60.0, 2, 200.0),
+            Profile::Rfc6298 => (1.0, 1.0, 60.0, rfc3390_iw_segments(mss), 200.0),
+            Profile::Linux => (1.0, 0.2, 120.0, 10, 40.0),
+        };
+        TcpParams {
+            mss_bytes: mss,
+            header_bytes: self.header_bytes.unwrap_or(40),
+            initial_rto: from_secs(self.initial_rto_s.unwrap_or(init_rto)),
+            min_rto: from_secs(self.min_rto_s.unwrap_or(min_rto)),
+            max_rto: from_secs(self.max_rto_s.unwrap_or(max_rto)),
+            clock_granularity: NS_PER_MS,
+            initial_window_segments: self.initial_window_segments.unwrap_or(iw),
+            delayed_ack: from_millis(self.delayed_ack_ms.unwrap_or(delack)),
+            ack_every_segments: self.ack_every_segments.unwrap_or(2),
+            syn_retries: self.syn_retries.unwrap_or(6),
+            cc: {
+                let abe = self.abe.unwrap_or(false);
+                // (beta, beta_ecn with ABE): RFC 5681 / RFC 8511 for NewReno, RFC 9438 and
+                // ns-3's BetaEcn for CUBIC.
+                let defaults = match self.congestion_control.unwrap_or_default() {
+                    CongestionControlName::Newreno | CongestionControlName::Reno => (0.5, 0.8),
+                    CongestionControlName::Cubic => (0.7, 0.85),
+                };
+                let beta = self.beta.unwrap_or(defaults.0);
+                let beta_ecn = if abe { self.beta_ecn.unwrap_or(defaults.1) } else { beta };
+                match self.congestion_control.unwrap_or_default() {
+                    CongestionControlName::Newreno => CcKind::NewReno { beta, beta_ecn },
+                    CongestionControlName::Reno => CcKind::Reno { beta, beta_ecn },
+                    CongestionControlName::Cubic => CcKind::Cubic(CubicParams {
+                        c: self.cubic_c.unwrap_or(0.4),
+                        beta,
+                        beta_ecn,
+                        fast_convergence: self.cubic_fast_convergence.unwrap_or(true),
+                        rtt: self.cubic_rtt.unwrap_or_default(),
+                    }),
+                }
+            },
+            iw_one_after_syn_loss: self.iw_one_after_syn_loss.unwrap_or(true),
+            abc: self.abc.unwrap_or(false),
+            ecn: self.ecn.unwrap_or(false),
+            ecn_plus: match self.ecn_plus.unwrap_or_default() {
+                EcnPlusName::Off => EcnPlus::Off,
+                EcnPlusName::Seed => EcnPlus::Seed,
+                EcnPlusName::Rfc5562 => EcnPlus::Rfc5562,
+            },
+            ecn_response: self.ecn_response.unwrap_or_default(),
+            rto_backoff_end: self.rto_backoff_end.unwrap_or_default(),
+            loss_response: self.loss_response.unwrap_or_default(),
+        }
+    }
+
+    /// The same settings with every value the profile supplies written out (side tables are
+    /// kept as written: they hold only what differs).
+    pub fn filled(&self) -> TcpConfig {
+        let p = self.resolve();
+        let secs = |t: u64| t as f64 / 1e9;
+        let (beta, beta_ecn, cubic) = match p.cc {
+            CcKind::NewReno { beta, beta_ecn } | CcKind::Reno { beta, beta_ecn } => (beta, beta_ecn, None),
+            CcKind::Cubic(c) => (c.beta, c.beta_ecn, Some(c)),
+        };
+        let abe = self.abe.unwrap_or(false);
+        TcpConfig {
+            profile: Some(self.profile.unwrap_or_default()),
+            mss_bytes: Some(p.mss_bytes),
+            header_bytes: Some(p.header_bytes),
+            initial_rto_s: Some(secs(p.initial_rto)),
+            min_rto_s: Some(secs(p.min_rto)),
+            max_rto_s: Some(secs(p.max_rto)),
+            initial_window_segments: Some(p.initial_window_segments),
+            delayed_ack_ms: Some(p.delayed_ack as f64 / 1e6),
+            ack_every_segments: Some(p.ack_every_segments),
+            syn_retries: Some(p.syn_retries),
+            congestion_control: Some(self.congestion_control.unwrap_or_default()),
+            iw_one_after_syn_loss: Some(p.iw_one_after_syn_loss),
+            ecn: Some(p.ecn),
+            ecn_plus: Some(self.ecn_plus.unwrap_or_default()),
+            // Written only when not the default, so that runs stored before the option existed
+            // keep their identity (a run's id hashes its filled scenario).
+            ecn_response: self.ecn_response.filter(|r| *r != EcnResponse::Rfc3168),
+            rto_backoff_end: self.rto_backoff_end.filter(|r| *r != RtoBackoffEnd::RttSample),
+            loss_response: self.loss_response.filter(|r| *r != LossResponse::Rfc5681),
+            beta: Some(beta),
+            abe: Some(abe),
+            beta_ecn: abe.then_some(beta_ecn),
+            cubic_c: cubic.map(|c| c.c),
+            cubic_fast_convergence: cubic.map(|c| c.fast_convergence),
+            cubic_rtt: cubic.map(|c| c.rtt),
+            abc: Some(p.abc),
+            ecn_fraction: None,
+            clients: self.clients.clone(),
+            servers: self.servers.clone(),
+        }
+    }
+
+    /// Checks a bulk workload's `tcp` table `o` (named `path`), laid over each side's settings.
+    pub(crate) fn validate_workload(&self, o: &TcpConfig, path: &str) -> Result<(), ConfigError> {
+        for (nested, name) in [(o.clients.is_some(), "clients"), (o.servers.is_some(), "servers")] {
+            check(!nested, &format!("{path}.{name}"), "{...}", "a workload's tcp table applies to both ends: it has no side tables")?;
+        }
+        check(o.ecn_fraction.is_none(), &format!("{path}.ecn_fraction"), o.ecn_fraction.unwrap_or(0.0), "belongs in tcp.clients or tcp.servers")?;
+        for side in [Side::Clients, Side::Servers] {
+            let s = self.side(side);
+            check(
+                s.ecn_fraction.is_none(),
+                path,
+                "{...}",
+                &format!("cannot be combined with tcp.{}.ecn_fraction (which hosts have ECN would be ambiguous)", side.name()),
+            )?;
+            s.overlay(o).validate_values(path)?;
+        }
+        Ok(())
+    }
+
+    pub(crate) fn validate(&self) -> Result<(), ConfigError> {
+        check(self.ecn_fraction.is_none(), "tcp.ecn_fraction", self.ecn_fraction.unwrap_or(0.0), "belongs in tcp.clients or tcp.servers")?;
+        self.validate_values("tcp")?;
+        for side in [Side::Clients, Side::Servers] {
+            let over = match side {
+                Side::Clients => self.clients.as_deref(),
+                Side::Servers => self.servers.as_deref(),
+            };
+            let Some(o) = over else { continue };
+            let path = format!("tcp.{}", side.name());
+            for (nested, name) in [(o.clients.is_some(), "clients"), (o.servers.is_some(), "servers")] {
+                check(!nested, &format!("{path}.{name}"), "{...}", "side tables do not nest")?;
+            }
+            if let Some(f) = o.ecn_fraction {
+                check((0.0..=1.0).contains(&f), &format!("{path}.ecn_fraction"), f, "must be in [0, 1]")?;
+                check(o.ecn.is_none(), &format!("{path}.ecn"), o.ecn.unwrap_or(false), "conflicts with ecn_fraction: set one")?;
+            }
+            self.side(side).validate_values(&path)?;
+        }
+        Ok(())
+    }
+
+    /// ECN+, ABE and ns-2's ECN response change only connections that use ECN: set for hosts
+    /// without it, they would be recorded but do nothing. `layers` are the tables this one is
+    /// made of (see `Scenario::tcp_in_use`); an error names the one that set the option.
+    pub(crate) fn validate_ecn_options(&self, layers: &[(String, &TcpConfig)]) -> Result<(), ConfigError> {
+        let ecn = self.ecn == Some(true) || self.ecn_fraction.is_some_and(|f| f > 0.0);
+        let set_in = |is_set: &dyn Fn(&TcpConfig) -> bool| {
+            layers.iter().rev().find(|(_, t)| is_set(t)).map_or("tcp", |(p, _)| p.as_str()).to_string()
+        };
+        let hosts = layers.iter().map(|(p, _)| p.as_str()).collect::<Vec<_>>().join(", ");
+        if let Some(plus) = self.ecn_plus.filter(|p| *p != EcnPlusName::Off) {
+            let name = serde_json::to_value(plus).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default();
+            let path = set_in(&|t| t.ecn_plus.is_some());
+            let rule = format!("needs ecn = true (or an ecn_fraction above 0) in {hosts}: ECN+ changes only connections that negotiate ECN");
+            check(ecn, &format!("{path}.ecn_plus"), name, &rule)?;
+        }
+        if self.abe == Some(true) {
+            let path = set_in(&|t| t.abe.is_some());
+            let rule = format!("needs ecn = true (or an ecn_fraction above 0) in {hosts}: ABE changes only the reaction to ECN echoes");
+            check(ecn, &format!("{path}.abe"), true, &rule)?;
+        }
+        if self.ecn_response == Some(EcnResponse::Ns2) {
+            let path = set_in(&|t| t.ecn_response.is_some());
+            let rule = format!("needs ecn = true (or an ecn_fraction above 0) in {hosts}: it changes only the reaction to ECN echoes");
+            check(ecn, &format!("{path}.ecn_response"), "ns2", &rule)?;
+        }
+        Ok(())
+    }
+
+    /// Checks the values of one resolved table; `path` names it in errors.
+    fn validate_values(&self, path: &str) -> Result<(), ConfigError> {
+        let p = self.resolve();
+        for (v, name) in [(self.beta, "beta"), (self.beta_ecn, "beta_ecn")] {
+            if let Some(v) = v {
+                check(v > 0.0 && v < 1.0, &format!("{path}.{name}"), v, "must be in (0, 1)")?;
+            }
+        }
+        if let Some(v) = self.beta_ecn {
+            check(self.abe == Some(true), &format!("{path}.beta_ecn"), v, "applies only with abe = true")?;
+        }
+        let cubic = self.congestion_control == Some(CongestionControlName::Cubic);
+        for (set, name) in [
+            (self.cubic_c.is_some(), "cubic_c"),
+            (self.cubic_fast_convergence.is_some(), "cubic_fast_convergence"),
+            (self.cubic_rtt.is_some(), "cubic_rtt"),
+        ] {
+            check(!set || cubic, &format!("{path}.{name}"), "set", "applies only with congestion_control = \"cubic\"")?;
+        }
+        if let Some(v) = self.cubic_c {
+            check(v > 0.0 && v.is_finite(), &format!("{path}.cubic_c"), v, "must be positive")?;
+        }
+        if self.ecn_response == Some(EcnResponse::Ns2) {
+            check(!cubic, &format!("{path}.ecn_response"), "ns2", "ns-2's FullTcp response needs congestion_control = \"newreno\" or \"reno\"")?;
+            check(self.abe != Some(true), &format!("{path}.ecn_response"), "ns2", "ns-2's FullTcp response halves the window: it cannot be combined with abe = true")?;
+        }
+        if self.loss_response == Some(LossResponse::Ns2) {
+            check(!cubic, &format!("{path}.loss_response"), "ns2", "ns-2's FullTcp loss response needs congestion_control = \"newreno\" or \"reno\"")?;
+        }
+        let path = |field: &str| format!("{path}.{field}");
+        if let Some(v) = self.initial_rto_s {
+            positive(v, &path("initial_rto_s"))?;
+        }
+        if let Some(v) = self.min_rto_s {
+            non_negative(v, &path("min_rto_s"))?;
+        }
+        if let Some(v) = self.max_rto_s {
+            positive(v, &path("max_rto_s"))?;
+        }
+        check(
+            p.max_rto >= p.min_rto,
+            &path("max_rto_s"),
+            p.max_rto as f64 / 1e9,
+            &format!("must not be below min_rto_s ({})", p.min_rto as f64 / 1e9),
+        )?;
+        check(
+            p.max_rto >= p.initial_rto,
+            &path("max_rto_s"),
+            p.max_rto as f64 / 1e9,
+            &format!("must not be below initial_rto_s ({})", p.initial_rto as f64 / 1e9),
+        )?;
+        check(p.initial_window_segments >= 1, &path("initial_window_segments"), p.initial_window_segments, "must be at least 1")?;
+        if let Some(v) = self.delayed_ack_ms {
+            non_negative(v, &path("delayed_ack_ms"))?;
+        }
+        check(p.ack_every_segments >= 1, &path("ack_every_segments"), p.ack_every_segments, "must be at least 1")?;
+        Ok(())
+    }
+}
