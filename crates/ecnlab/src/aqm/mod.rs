@@ -221,10 +221,10 @@ pub(crate) mod valid {
         format!("{path}.{field}")
     }
     pub fn positive(v: f64, path: &str, f: &str) -> Result<(), ConfigError> {
-        check(v > 0.0 && v.is_finite(), &field(path, f), v, "must be positive")
+        crate::config::positive(v, &field(path, f))
     }
     pub fn non_negative(v: f64, path: &str, f: &str) -> Result<(), ConfigError> {
-        check(v >= 0.0 && v.is_finite(), &field(path, f), v, "must be zero or positive")
+        crate::config::non_negative(v, &field(path, f))
     }
     /// A controller period (ms): at least 1 us, so catching up over idle time stays cheap.
     pub fn period_ms(v: f64, path: &str, f: &str) -> Result<(), ConfigError> {

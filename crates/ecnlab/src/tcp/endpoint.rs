@@ -538,6 +538,22 @@ impl Endpoint {
         }
     }
 
+    /// The controller's answer to a loss (a fast retransmit, or a timeout when `timeout`), with
+    /// `flight` the data outstanding. RFC 5681 halves FlightSize; ns-2's FullTcp halves
+    /// min(cwnd, peer window) and keeps whole segments of ssthresh (tcp.cc, `slowdown`).
+    fn reduce_for_loss(&mut self, ctx: &SegmentCtx, flight: u64, timeout: bool) {
+        let ns2 = ctx.params.loss_response == LossResponse::Ns2;
+        let basis = if ns2 { self.w.cwnd.min(self.peer_wnd) } else { flight };
+        if timeout {
+            self.cc.on_timeout(&mut self.w, basis, ctx.now);
+        } else {
+            self.cc.on_congestion_event(&mut self.w, Signal::Loss, basis, ctx.now);
+        }
+        if ns2 {
+            self.w.ssthresh = whole_segments(self.w.ssthresh, self.w.mss);
+        }
+    }
+
     /// Third duplicate ACK: fast retransmit and enter fast recovery (RFC 5681 section 3.2 steps
     /// 2-4, RFC 6582 steps 2-3).
     fn enter_fast_recovery(&mut self, ctx: &mut SegmentCtx) {
@@ -550,13 +566,7 @@ impl Endpoint {
         let ns2_loss = ctx.params.loss_response == LossResponse::Ns2;
         let again = ns2_loss && self.last_reduction == Reduction::FastRetransmit;
         if self.snd_una >= self.ecn_recover || again {
-            if ns2_loss {
-                let window = self.w.cwnd.min(self.peer_wnd);
-                self.cc.on_congestion_event(&mut self.w, Signal::Loss, window, ctx.now);
-                self.w.ssthresh = whole_segments(self.w.ssthresh, self.w.mss);
-            } else {
-                self.cc.on_congestion_event(&mut self.w, Signal::Loss, flight, ctx.now);
-            }
+            self.reduce_for_loss(ctx, flight, false);
             self.stats.loss_reductions += 1;
             self.cwr_pending = self.ecn_ok;
         }
@@ -735,13 +745,7 @@ impl Endpoint {
                 // resend from snd_una (go-back-N); RFC 6582 step 6: recover = highest sent.
                 self.stats.rtos += 1;
                 let ssthresh = self.w.ssthresh;
-                if ctx.params.loss_response == LossResponse::Ns2 {
-                    let window = self.w.cwnd.min(self.peer_wnd);
-                    self.cc.on_timeout(&mut self.w, window, ctx.now);
-                    self.w.ssthresh = whole_segments(self.w.ssthresh, self.w.mss);
-                } else {
-                    self.cc.on_timeout(&mut self.w, self.snd_max - self.snd_una, ctx.now);
-                }
+                self.reduce_for_loss(ctx, self.snd_max - self.snd_una, true);
                 if self.last_reduction == Reduction::Ecn && ctx.params.ecn_response == EcnResponse::Ns2 {
                     // ns-2's response: after an ECN reduction a timeout does not halve ssthresh
                     // again, and the last reduction stays the echo's (timeout_action).
