@@ -12,7 +12,8 @@
 
 use std::fmt;
 
-use super::{Conn, Snapshot};
+use super::conn::Conn;
+use super::recorder::Snapshot;
 use crate::engine::time::{from_millis, from_secs};
 use crate::net::dumbbell::LinkId;
 use crate::net::Link;

@@ -1,0 +1,211 @@
+//! Building a run: the network, the endpoint parameter sets and the workloads from a scenario.
+
+use std::collections::HashMap;
+use std::time::Instant;
+
+use super::apps::WorkloadState;
+use super::conn::{HostParams, ParamSet};
+use super::recorder::Recorder;
+use super::{Ev, Simulation};
+use crate::aqm::{Aecn, Afd, Aqm, Choke, CoDel, Dcn, DropTail, Pi, Pie, Queue, Red, Rem, Rio, Threshold};
+use crate::config::ConfigError;
+use crate::engine::rng::{purpose, StreamId};
+use crate::engine::time::{from_millis, from_secs, tx_time};
+use crate::engine::{EventQueue, Rng, SimTime};
+use crate::net::{Dumbbell, Link};
+use crate::packet::PacketPool;
+use crate::scenario::{AqmConfig, QueueConfig, Scenario, Workload};
+use crate::tcp::config::{Side, TcpConfig};
+use crate::tcp::TcpParams;
+use crate::workload::{self, Browsers, BulkParams, ExchangeArrivals, PackMime, PacketSource, WebSessions};
+
+/// The queue of a link of `rate_bps`; `rng` is the AQM's own stream.
+fn build_queue(cfg: &QueueConfig, rate_bps: u64, rng: Rng) -> Queue {
+    let (pkts, bytes) = cfg.effective_limits();
+    let aqm = match &cfg.aqm {
+        AqmConfig::Droptail {} => Aqm::DropTail(DropTail),
+        AqmConfig::Red(p) => Aqm::Red(Box::new(Red::new(p.clone(), rate_bps, rng))),
+        AqmConfig::Ared(p) => Aqm::Ared(Box::new(p.build(rate_bps, rng))),
+        AqmConfig::Rem(p) => Aqm::Rem(Box::new(Rem::new(p.clone(), rate_bps, rng))),
+        AqmConfig::Pi(p) => Aqm::Pi(Box::new(Pi::new(p.clone(), rng))),
+        AqmConfig::Pie(p) => Aqm::Pie(Box::new(Pie::new(p.clone(), rng))),
+        AqmConfig::Codel(p) => Aqm::CoDel(Box::new(CoDel::new(p.clone()))),
+        AqmConfig::Threshold(p) => Aqm::Threshold(Threshold::new(p.clone())),
+        AqmConfig::Dcn(p) => Aqm::Dcn(Box::new(Dcn::new(p.clone(), rng))),
+        AqmConfig::Afd(p) => {
+            // AFD's default target is a quarter of the packet limit (1500-B packets if only bytes).
+            let limit = pkts.unwrap_or_else(|| (bytes.unwrap_or(150_000) / 1500) as u32);
+            Aqm::Afd(Box::new(Afd::new(p.clone(), limit, rng)))
+        }
+        AqmConfig::RioPs(p) => Aqm::Rio(Box::new(Rio::new(p.clone(), rate_bps, rng))),
+        AqmConfig::Aecn(p) => Aqm::Aecn(Box::new(Aecn::new(p.clone(), rate_bps, rng))),
+        AqmConfig::Choke(p) => Aqm::Choke(Box::new(Choke::new(p.clone(), rate_bps, rng))),
+    };
+    Queue::new(pkts, bytes, aqm)
+}
+
+impl Simulation {
+    /// Builds a simulation from a scenario (validated again here) and a run seed.
+    pub fn new(scenario: Scenario, seed: u64) -> Result<Simulation, ConfigError> {
+        scenario.validate()?;
+        let t = &scenario.topology;
+        let b = &t.bottleneck;
+        let stream = |p: u32, a: u32| Rng::stream(seed, StreamId { purpose: p, a, b: 0 });
+        let mut links = Vec::new();
+        let bq_up = b.up_queue.as_ref().unwrap_or(&b.queue);
+        let rate = b.rate_bps.round() as u64;
+        let bdelay = from_millis(b.delay_ms);
+        let (q_up, q_down) = (build_queue(bq_up, rate, stream(purpose::AQM, 0)), build_queue(&b.queue, rate, stream(purpose::AQM, 1)));
+        links.push(Link::new(rate, bdelay, q_up, b.random_loss, stream(purpose::RANDOM_LOSS, 0)));
+        links.push(Link::new(rate, bdelay, q_down, b.random_loss, stream(purpose::RANDOM_LOSS, 1)));
+        let arate = t.access_rate_bps.round() as u64;
+        let adelay = from_millis(t.access_delay_ms);
+        for i in 0..2 * (t.clients + t.servers) {
+            let q = build_queue(&t.access_queue, arate, stream(purpose::AQM, 2 + i));
+            links.push(Link::new(arate, adelay, q, 0.0, Rng::from_seed(0)));
+        }
+        let net = Dumbbell::new(t.clients, t.servers, links);
+        let end = from_secs(scenario.duration_s);
+        let rec = Recorder::new(&scenario.metrics, from_secs(scenario.warmup_s));
+        let mut sim = Simulation {
+            params: vec![
+                // In the order of `HostParams`.
+                host_params(&scenario.tcp, Side::Clients, true),
+                host_params(&scenario.tcp, Side::Clients, false),
+                host_params(&scenario.tcp, Side::Servers, true),
+                host_params(&scenario.tcp, Side::Servers, false),
+            ],
+            workload_params: Vec::new(),
+            client_params: host_classes(&scenario.tcp, Side::Clients, t.clients, seed),
+            server_params: host_classes(&scenario.tcp, Side::Servers, t.servers, seed),
+            path_rtt: from_millis(scenario.path_rtt_ms()),
+            delay_grid: ((t.delay_resolution_us * 1000.0).round() as SimTime).max(1),
+            now: 0,
+            end,
+            // Buckets of about an eighth of a full-size packet's time at the bottleneck: near the
+            // typical gap between events, whatever the number of flows.
+            events: EventQueue::with_bucket_width(tx_time(1500, rate) / 8),
+            n_events: 0,
+            pool: PacketPool::new(),
+            net,
+            line_of: HashMap::new(),
+            conns: Vec::new(),
+            free_conns: Vec::new(),
+            workloads: Vec::new(),
+            out: Vec::with_capacity(64),
+            dropped: Vec::with_capacity(16),
+            rec,
+            next_flow: 0,
+            scripted_drop: None,
+            scripted_seen: 0,
+            orphans: 0,
+            wall_start: Instant::now(),
+            finished: false,
+            scenario: scenario.clone(),
+        };
+        let (clients, servers) = (sim.net.clients, sim.net.servers);
+        for (i, w) in sim.scenario.workloads.clone().iter().enumerate() {
+            let own = match w {
+                Workload::Bulk(BulkParams { tcp: Some(o), .. }) if sim.params.len() < 255 => {
+                    let n = sim.params.len() as u8;
+                    sim.params.push(sim.scenario.tcp.side(Side::Clients).overlay(o).resolve());
+                    sim.params.push(sim.scenario.tcp.side(Side::Servers).overlay(o).resolve());
+                    Some((n, n + 1))
+                }
+                Workload::Bulk(BulkParams { tcp: Some(_), .. }) => {
+                    return Err(ConfigError { path: format!("workloads[{i}].tcp"), value: String::new(), rule: "at most 125 workloads may have a tcp table".into() });
+                }
+                _ => None,
+            };
+            sim.workload_params.push(own);
+            let i = i as u32;
+            let state = match w {
+                Workload::Bulk(p) => {
+                    let flows = workload::bulk_flows(i, p, seed, clients, servers);
+                    for (f, (start, _)) in flows.iter().enumerate() {
+                        sim.events.push(*start, Ev::BulkStart { workload: i, flow: f as u32 });
+                    }
+                    WorkloadState::Bulk(flows)
+                }
+                Workload::Exchanges(p) => {
+                    let a = ExchangeArrivals::new(i, p, seed, sim.scenario.duration_s);
+                    if a.next_at < end {
+                        sim.events.push(a.next_at, Ev::ExchangeArrival(i));
+                    }
+                    WorkloadState::Exchanges(a)
+                }
+                Workload::WebSessions(p) => {
+                    let a = WebSessions::new(i, p, seed, sim.scenario.duration_s);
+                    if a.next_at < end {
+                        sim.events.push(a.next_at, Ev::SessionArrival(i));
+                    }
+                    WorkloadState::Web(a)
+                }
+                Workload::TpcwBrowsers(p) => {
+                    let b = Browsers::new(i, p, seed, clients, servers);
+                    for (k, t) in b.starts.iter().enumerate() {
+                        if *t < end {
+                            sim.events.push(*t, Ev::BrowserStart { workload: i, browser: k as u32 });
+                        }
+                    }
+                    WorkloadState::Browsers(b)
+                }
+                Workload::PackmimeHttp(p) => {
+                    let a = PackMime::new(i, p, seed, sim.scenario.duration_s);
+                    if a.next_at < end {
+                        sim.events.push(a.next_at, Ev::ExchangeArrival(i));
+                    }
+                    WorkloadState::PackMime(Box::new(a))
+                }
+                Workload::PacketSource(p) => {
+                    let s = PacketSource::new(i, p, seed, sim.scenario.duration_s);
+                    if s.next_at < end {
+                        sim.events.push(s.next_at, Ev::SourcePacket(i));
+                    }
+                    WorkloadState::Source(s)
+                }
+            };
+            sim.workloads.push(state);
+        }
+        sim.events.push(sim.rec.warmup, Ev::Warmup);
+        Ok(sim)
+    }
+
+}
+
+/// Parameters of one side's hosts, with or without ECN when the side sets `ecn_fraction`.
+fn host_params(tcp: &TcpConfig, side: Side, ecn: bool) -> TcpParams {
+    let cfg = tcp.side(side);
+    let mut p = cfg.resolve();
+    if cfg.ecn_fraction.is_some() {
+        p.ecn = ecn;
+    }
+    p
+}
+
+/// The parameter set of each of `n` hosts of a side: with `ecn_fraction` f, exactly
+/// round(f n) hosts, drawn at random from the run seed alone, have ECN.
+fn host_classes(tcp: &TcpConfig, side: Side, n: u32, seed: u64) -> Vec<ParamSet> {
+    let (with, without) = match side {
+        Side::Clients => (HostParams::Clients, HostParams::ClientsWithoutEcn),
+        Side::Servers => (HostParams::Servers, HostParams::ServersWithoutEcn),
+    };
+    let (with, without) = (with as ParamSet, without as ParamSet);
+    let Some(f) = tcp.side(side).ecn_fraction else {
+        return vec![with; n as usize];
+    };
+    let k = (f * n as f64).round() as usize;
+    let mut rng = Rng::stream(seed, StreamId { purpose: purpose::ECN_HOSTS, a: with as u32 / 2, b: 0 });
+    // The first k of a uniform random permutation (Fisher-Yates) get ECN.
+    let mut order: Vec<u32> = (0..n).collect();
+    for i in 0..k.min(n as usize) {
+        let j = i + rng.below((n as usize - i) as u64) as usize;
+        order.swap(i, j);
+    }
+    let mut classes = vec![without; n as usize];
+    for &h in &order[..k.min(n as usize)] {
+        classes[h as usize] = with;
+    }
+    classes
+}
+

@@ -1,0 +1,236 @@
+//! A runnable simulation: the scenario wired into engine, network, TCP and workloads.
+//!
+//! The event loop pops one event at a time and dispatches it. Each link and delay line has at
+//! most one pending arrival event (its FIFO holds the rest); each TCP timer has at most one
+//! live event, found by a generation counter (lazy cancellation): a timer whose deadline moved
+//! later keeps its early event, which on firing re-arms at the new deadline.
+//!
+//! The parts: `build` (the run from a scenario), this file (the event loop and its dispatch),
+//! `network` (packets through links, delay lines and end hosts; the TCP glue and timers),
+//! `conn` (a connection's state), `apps` (what the workloads' applications do), `recorder`
+//! (the measures, the tables and the summary) and `estimate` (the memory estimate).
+
+mod apps;
+mod build;
+mod conn;
+mod estimate;
+mod network;
+mod recorder;
+
+use std::collections::HashMap;
+use std::time::Instant;
+
+use crate::engine::{EventQueue, SimTime};
+use crate::net::dumbbell::BOTTLENECK_DOWN;
+use crate::net::Dumbbell;
+use crate::packet::{PacketId, PacketKind, PacketPool};
+use crate::scenario::Scenario;
+use crate::tcp::TcpParams;
+
+use apps::WorkloadState;
+use conn::{Conn, ParamSet, Timer};
+use recorder::Recorder;
+
+#[derive(Clone, Copy, Debug)]
+enum Ev {
+    TxDone(u32),
+    Arrive(u32),
+    LineOut(u32),
+    Timer { conn: u32, timer: Timer, gen: u32 },
+    /// Application step of a connection: the server answers, or the client sends its next request.
+    App { conn: u32, gen: u32, server: bool },
+    BulkStart { workload: u32, flow: u32 },
+    ExchangeArrival(u32),
+    /// A web session arrives (workload index).
+    SessionArrival(u32),
+    /// The next object of a web session is requested.
+    WebObject { workload: u32, slot: u32, gen: u32 },
+    /// A TPC-W browser starts a session.
+    BrowserStart { workload: u32, browser: u32 },
+    /// The next page of a web session starts.
+    WebPage { workload: u32, slot: u32, gen: u32 },
+    SourcePacket(u32),
+    Warmup,
+    Interval,
+    Sample,
+    FlowSample,
+}
+
+pub use estimate::{bytes_text, estimate, Estimate, Term};
+
+pub struct Simulation {
+    scenario: Scenario,
+    /// Endpoint parameter sets, indexed by `conn::ParamSet`: the hosts' (`conn::HostParams`),
+    /// then a (client, server) pair per bulk workload with a `tcp` table of its own.
+    params: Vec<TcpParams>,
+    /// The (client, server) parameter sets of each workload's flows, if it has its own.
+    workload_params: Vec<Option<(ParamSet, ParamSet)>>,
+    /// Parameter set of each client and server host.
+    client_params: Vec<ParamSet>,
+    server_params: Vec<ParamSet>,
+    now: SimTime,
+    end: SimTime,
+    events: EventQueue<Ev>,
+    n_events: u64,
+    pool: PacketPool,
+    net: Dumbbell,
+    /// Delay line index per (direction, extra delay): consulted when a flow opens, never per packet.
+    line_of: HashMap<(u8, SimTime), u32>,
+    path_rtt: SimTime,
+    delay_grid: SimTime,
+    conns: Vec<Conn>,
+    free_conns: Vec<u32>,
+    workloads: Vec<WorkloadState>,
+    out: Vec<PacketId>,
+    dropped: Vec<PacketId>,
+    rec: Recorder,
+    next_flow: u64,
+    /// Scripted loss: drop the n-th packet (0-based) of a kind entering the bottleneck.
+    scripted_drop: Option<(PacketKind, u64)>,
+    scripted_seen: u64,
+    orphans: u64,
+    wall_start: Instant,
+    finished: bool,
+}
+
+impl Simulation {
+    /// Drops the `nth` (0-based) packet of `kind` that reaches either bottleneck queue, before
+    /// the queue sees it: a scripted loss for protocol tests.
+    pub fn drop_nth_of_kind(&mut self, kind: PacketKind, nth: usize) {
+        self.scripted_drop = Some((kind, nth as u64));
+    }
+
+    pub fn now(&self) -> SimTime {
+        self.now
+    }
+
+    pub fn end(&self) -> SimTime {
+        self.end
+    }
+
+    pub fn events_processed(&self) -> u64 {
+        self.n_events
+    }
+
+    /// Runs until `t` (or the end of the scenario). Returns true once the end is reached.
+    pub fn run_until(&mut self, t: SimTime) -> bool {
+        self.advance(t, u64::MAX)
+    }
+
+    /// Runs until `t` (or the end of the scenario), or until `max_events` events have been
+    /// processed, whichever comes first, so that a caller gets control back after a bounded
+    /// amount of work whatever the scenario (progress, Ctrl-C). Returns true once the end is
+    /// reached. Stopping early changes nothing: the next call goes on with the next event.
+    pub fn advance(&mut self, t: SimTime, max_events: u64) -> bool {
+        let stop = t.min(self.end);
+        let mut done = 0u64;
+        while let Some(next) = self.events.peek_time() {
+            if next > stop {
+                break;
+            }
+            if done == max_events {
+                // `now` stays at the last event: events at `next` are still due.
+                return false;
+            }
+            let (time, ev) = self.events.pop().expect("peeked");
+            self.now = time;
+            self.n_events += 1;
+            done += 1;
+            self.dispatch(ev);
+        }
+        self.now = self.now.max(stop);
+        self.now >= self.end
+    }
+
+    fn dispatch(&mut self, ev: Ev) {
+        match ev {
+            Ev::TxDone(l) => {
+                let wake = self.net.links[l as usize].on_tx_done(&mut self.pool, self.now, &mut self.dropped);
+                self.after_link_op(l, wake);
+            }
+            Ev::Arrive(l) => {
+                let (id, next) = self.net.links[l as usize].on_arrival();
+                if let Some(t) = next {
+                    self.events.push(t, Ev::Arrive(l));
+                }
+                let p = self.pool.get(id);
+                if p.kind == PacketKind::Other && l <= BOTTLENECK_DOWN {
+                    // Unresponsive packets leave the network after the bottleneck.
+                    self.pool.free(id);
+                } else {
+                    self.forward(id);
+                }
+            }
+            Ev::LineOut(k) => {
+                let (id, next) = self.net.lines[k as usize].pop();
+                if let Some(t) = next {
+                    self.events.push(t, Ev::LineOut(k));
+                }
+                self.forward(id);
+            }
+            Ev::Timer { conn, timer, gen } => self.on_timer(conn, timer, gen),
+            Ev::App { conn, gen, server } => self.on_app(conn, gen, server),
+            Ev::BulkStart { workload, flow } => self.on_bulk_start(workload, flow),
+            Ev::ExchangeArrival(w) => self.on_exchange_arrival(w),
+            Ev::SessionArrival(w) => self.on_session_arrival(w),
+            Ev::WebObject { workload, slot, gen } => self.on_web_object(workload, slot, gen),
+            Ev::WebPage { workload, slot, gen } => self.on_web_page(workload, slot, gen),
+            Ev::BrowserStart { workload, browser } => self.on_browser_start(workload, browser),
+            Ev::SourcePacket(w) => self.on_source(w),
+            Ev::Warmup => self.on_warmup(),
+            Ev::Interval => self.on_interval(),
+            Ev::Sample => self.on_sample(),
+            Ev::FlowSample => self.on_flow_sample(),
+        }
+    }
+
+    /// Packets in the network right now: on links, in delay lines (for conservation checks).
+    pub fn packets_in_network(&self) -> u64 {
+        self.net.packets_inside()
+    }
+
+    /// Packets allocated and not yet freed (must equal `packets_in_network` between events).
+    pub fn packets_allocated(&self) -> u64 {
+        self.pool.live() as u64
+    }
+
+
+    pub fn scenario(&self) -> &Scenario {
+        &self.scenario
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn advance_stops_after_max_events_and_changes_nothing() {
+        let s = Scenario::from_json(
+            r#"{"duration_s": 2, "topology": {"bottleneck": {"rate_bps": 1e7}},
+                "workloads": [{"kind": "bulk", "flows": 3}, {"kind": "packet_source", "rate_pps": 500}]}"#,
+        )
+        .unwrap();
+        let mut whole = Simulation::new(s.clone(), 7).unwrap();
+        assert!(whole.run_until(u64::MAX));
+        let mut pieces = Simulation::new(s, 7).unwrap();
+        let mut calls = 0;
+        loop {
+            let before = pieces.events_processed();
+            let done = pieces.advance(u64::MAX, 1000);
+            calls += 1;
+            assert!(pieces.events_processed() - before <= 1000);
+            if done {
+                break;
+            }
+        }
+        assert!(calls > 10, "{calls}");
+        assert_eq!(pieces.events_processed(), whole.events_processed());
+        let (a, b) = (whole.finish(), pieces.finish());
+        assert_eq!(a.tables.len(), b.tables.len());
+        for (x, y) in a.tables.iter().zip(&b.tables) {
+            assert_eq!(format!("{:?}", x.columns), format!("{:?}", y.columns), "{}", x.name);
+        }
+    }
+}
+

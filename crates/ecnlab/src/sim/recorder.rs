@@ -1,0 +1,689 @@
+//! What a run measures: link snapshots, queue and flow samples, the tables and the summary.
+
+use super::conn::{Conn, FlowKind};
+use super::{Ev, Simulation};
+use crate::aqm::{Outcome, QueueStats, Reason};
+use crate::engine::time::{from_millis, from_secs, to_secs};
+use crate::scenario::MetricsConfig;
+use crate::engine::SimTime;
+use crate::metrics::{Column, Results, StrColumn, Table, Value};
+use crate::net::dumbbell::{LinkId, BOTTLENECK_DOWN, BOTTLENECK_UP};
+use crate::net::link::LinkStats;
+use crate::packet::{Direction, PacketKind};
+use crate::workload::FlowPlan;
+
+/// Counters of a bottleneck link at one instant (for window and interval differences).
+#[derive(Clone, Default)]
+pub(super) struct Snapshot {
+    pub(super) t: SimTime,
+    pub(super) queue: QueueStats,
+    pub(super) link: LinkStats,
+}
+
+#[derive(Default)]
+pub(super) struct ExchangeRows {
+    exchange: Vec<u64>,
+    flow: Vec<u64>,
+    workload: Vec<i64>,
+    seq_in_flow: Vec<i64>,
+    client: Vec<i64>,
+    server: Vec<i64>,
+    start_s: Vec<f64>,
+    end_s: Vec<f64>,
+    request_bytes: Vec<u64>,
+    response_bytes: Vec<u64>,
+    rtt_ms: Vec<f64>,
+    ecn: Vec<bool>,
+    syn_retx: Vec<u64>,
+    synack_retx: Vec<u64>,
+    synack_drops: Vec<u64>,
+    synack_ce: Vec<bool>,
+    handshake_wait_s: Vec<f64>,
+    rtos: Vec<u64>,
+    completed: Vec<bool>,
+}
+
+#[derive(Default)]
+pub(super) struct FlowRows {
+    flow: Vec<u64>,
+    workload: Vec<i64>,
+    kind: StrColumn,
+    client: Vec<i64>,
+    server: Vec<i64>,
+    start_s: Vec<f64>,
+    end_s: Vec<f64>,
+    completed: Vec<bool>,
+    rtt_ms: Vec<f64>,
+    rwnd_bytes: Vec<u64>,
+    ecn: Vec<bool>,
+    bytes_sent: Vec<u64>,
+    retx_bytes: Vec<u64>,
+    goodput_bytes: Vec<u64>,
+    throughput_bytes: Vec<u64>,
+    retx_received_bytes: Vec<u64>,
+    delivered_bytes: Vec<u64>,
+    drops: Vec<u64>,
+    marks: Vec<u64>,
+    rtos: Vec<u64>,
+    syn_retx: Vec<u64>,
+    synack_retx: Vec<u64>,
+    synack_drops: Vec<u64>,
+    ce_received: Vec<u64>,
+    ecn_reductions: Vec<u64>,
+    loss_reductions: Vec<u64>,
+    exchanges: Vec<u64>,
+}
+
+/// Rows of the `flow_samples` table: each live connection's sender, every `flow_sample_ms`.
+#[derive(Default)]
+pub(super) struct FlowSampleRows {
+    t_s: Vec<f64>,
+    flow: Vec<u64>,
+    cwnd_bytes: Vec<u64>,
+    ssthresh_bytes: Vec<f64>,
+    srtt_ms: Vec<f64>,
+    delivered_bytes: Vec<u64>,
+}
+
+/// What the run measures besides the per-flow state.
+pub(super) struct Recorder {
+    pub(super) warmup: SimTime,
+    pub(super) interval: SimTime,
+    pub(super) sample_every: SimTime,
+    /// Period of the flow samples (0: off).
+    pub(super) flow_every: SimTime,
+    pub(super) flow_samples: FlowSampleRows,
+    pub(super) sojourn_bin: SimTime,
+    pub(super) sojourn_bins: usize,
+    pub(super) exchanges: ExchangeRows,
+    pub(super) flows: FlowRows,
+    /// Links-table rows: (link, previous snapshot, current snapshot).
+    pub(super) intervals: Vec<(LinkId, Snapshot, Snapshot)>,
+    pub(super) last: [Snapshot; 2],
+    pub(super) at_warmup: [Snapshot; 2],
+    pub(super) samples: (StrColumn, Vec<f64>, Vec<u64>, Vec<u64>),
+    /// AQM control variables: link, time, variable, value (sampled with the queues).
+    pub(super) aqm_samples: (StrColumn, Vec<f64>, StrColumn, Vec<f64>),
+    pub(super) sojourn: [Vec<u64>; 2],
+    pub(super) exchanges_started: u64,
+    /// Payload bytes the workloads asked to send in the window, by direction (`[up, down]`):
+    /// requests and responses of exchanges that started in it, finite bulk transfers that
+    /// started in it, and the packets of unresponsive sources. Long-lived bulk flows ask for
+    /// no fixed amount and are not counted.
+    pub(super) offered_bytes: [u64; 2],
+    /// In-order payload bytes delivered to the applications in the window, by direction.
+    pub(super) goodput_bytes: [u64; 2],
+    pub(super) response_bytes_delivered: u64,
+    pub(super) next_exchange: u64,
+}
+
+
+impl Recorder {
+    pub(super) fn new(m: &MetricsConfig, warmup: SimTime) -> Recorder {
+        let sojourn_bin = from_millis(m.sojourn_bin_ms).max(1);
+        let sojourn_bins = (from_millis(m.sojourn_max_ms) / sojourn_bin) as usize + 1;
+        Recorder {
+            warmup,
+            interval: from_secs(m.interval_s).max(1),
+            sample_every: from_millis(m.queue_sample_ms),
+            flow_every: from_millis(m.flow_sample_ms),
+            flow_samples: FlowSampleRows::default(),
+            sojourn_bin,
+            sojourn_bins,
+            exchanges: ExchangeRows::default(),
+            flows: FlowRows::default(),
+            intervals: Vec::new(),
+            last: Default::default(),
+            at_warmup: Default::default(),
+            samples: Default::default(),
+            aqm_samples: Default::default(),
+            sojourn: [vec![0; sojourn_bins], vec![0; sojourn_bins]],
+            exchanges_started: 0,
+            offered_bytes: [0; 2],
+            goodput_bytes: [0; 2],
+            response_bytes_delivered: 0,
+            next_exchange: 0,
+        }
+    }
+}
+
+impl Simulation {
+    pub(super) fn snapshot(&mut self, l: LinkId) -> Snapshot {
+        let link = &mut self.net.links[l as usize];
+        Snapshot { t: self.now, queue: link.queue.stats(self.now).clone(), link: link.stats_at(self.now) }
+    }
+
+    pub(super) fn on_warmup(&mut self) {
+        for l in [BOTTLENECK_UP, BOTTLENECK_DOWN] {
+            let s = self.snapshot(l);
+            self.rec.at_warmup[l as usize] = s.clone();
+            self.rec.last[l as usize] = s;
+        }
+        for c in self.conns.iter_mut().filter(|c| c.live) {
+            c.delivered_at_warmup = c.delivered_by_direction();
+            c.received_at_warmup = c.received();
+        }
+        if self.now + self.rec.interval <= self.end {
+            self.events.push(self.now + self.rec.interval, Ev::Interval);
+        }
+        if self.rec.sample_every > 0 {
+            self.events.push(self.now, Ev::Sample);
+        }
+        if self.rec.flow_every > 0 {
+            self.events.push(self.now, Ev::FlowSample);
+        }
+    }
+
+    pub(super) fn on_interval(&mut self) {
+        self.close_interval();
+        if self.now + self.rec.interval <= self.end {
+            self.events.push(self.now + self.rec.interval, Ev::Interval);
+        }
+    }
+
+    pub(super) fn close_interval(&mut self) {
+        for l in [BOTTLENECK_UP, BOTTLENECK_DOWN] {
+            let s = self.snapshot(l);
+            let prev = std::mem::replace(&mut self.rec.last[l as usize], s.clone());
+            if s.t > prev.t {
+                self.rec.intervals.push((l, prev, s));
+            }
+        }
+    }
+
+    pub(super) fn on_sample(&mut self) {
+        for l in [BOTTLENECK_UP, BOTTLENECK_DOWN] {
+            let q = &self.net.links[l as usize].queue;
+            let s = &mut self.rec.samples;
+            s.0.push(link_name(l));
+            s.1.push(to_secs(self.now));
+            s.2.push(q.len_pkts() as u64);
+            s.3.push(q.len_bytes());
+            let (now, a) = (self.now, &mut self.rec.aqm_samples);
+            self.net.links[l as usize].sync_idle(now);
+            self.net.links[l as usize].queue.sample_aqm(now, &mut |name, v| {
+                a.0.push(link_name(l));
+                a.1.push(to_secs(now));
+                a.2.push(name);
+                a.3.push(v);
+            });
+        }
+        if self.now + self.rec.sample_every <= self.end {
+            self.events.push(self.now + self.rec.sample_every, Ev::Sample);
+        }
+    }
+
+    /// One row per live connection: its sender's window, slow-start threshold and smoothed RTT,
+    /// and the bytes its receiver has delivered in order (a timer, never per packet).
+    pub(super) fn on_flow_sample(&mut self) {
+        let t = to_secs(self.now);
+        let r = &mut self.rec.flow_samples;
+        for c in self.conns.iter().filter(|c| c.live) {
+            let (sender, receiver) = if c.sender_is_client() { (&c.client, &c.server) } else { (&c.server, &c.client) };
+            let w = sender.window();
+            r.t_s.push(t);
+            r.flow.push(c.flow_id);
+            r.cwnd_bytes.push(w.cwnd);
+            r.ssthresh_bytes.push(if w.ssthresh == u64::MAX { f64::INFINITY } else { w.ssthresh as f64 });
+            r.srtt_ms.push(sender.srtt().map_or(f64::NAN, |s| s as f64 / 1e6));
+            r.delivered_bytes.push(receiver.delivered_bytes());
+        }
+        if self.now + self.rec.flow_every <= self.end {
+            self.events.push(self.now + self.rec.flow_every, Ev::FlowSample);
+        }
+    }
+
+
+    /// Cumulative counters of a bottleneck direction and the packets it holds now, queued or
+    /// being serialized (for tests and tools).
+    pub fn bottleneck_counters(&mut self, dir: Direction) -> (QueueStats, LinkStats, u64) {
+        let l = match dir {
+            Direction::Up => BOTTLENECK_UP,
+            Direction::Down => BOTTLENECK_DOWN,
+        };
+        let s = self.snapshot(l);
+        (s.queue, s.link, self.net.links[l as usize].held_at(self.now))
+    }
+
+    /// Ends the run at the current time and returns its tables and summary. Connections still
+    /// open are recorded as not completed.
+    pub fn finish(&mut self) -> Results {
+        assert!(!self.finished, "finish() called twice");
+        self.finished = true;
+        if self.now < self.rec.warmup {
+            // Stopped before the window opened: an empty window at the stop time.
+            self.rec.warmup = self.now;
+            self.on_warmup();
+        }
+        self.close_interval();
+        for i in 0..self.conns.len() {
+            if self.conns[i].live {
+                let c = &mut self.conns[i];
+                if let FlowPlan::Exchanges(ex) = &c.plan {
+                    if c.waiting && (c.client_cur as usize) < ex.len() {
+                        record_exchange(&mut self.rec, c, None);
+                    }
+                }
+                record_flow(&mut self.rec, self.now, c, None);
+            }
+        }
+        let mut results = Results::default();
+        results.tables.push(self.exchanges_table());
+        results.tables.push(self.flows_table());
+        results.tables.push(self.links_table());
+        results.tables.push(self.queue_counts_table());
+        results.tables.push(self.samples_table());
+        results.tables.push(self.aqm_samples_table());
+        results.tables.push(self.sojourn_table());
+        results.tables.push(self.flow_samples_table());
+        results.summary = self.summary(&results);
+        results
+    }
+
+    pub(super) fn exchanges_table(&mut self) -> Table {
+        let r = std::mem::take(&mut self.rec.exchanges);
+        let rt: Vec<f64> = r.start_s.iter().zip(&r.end_s).map(|(s, e)| e - s).collect();
+        // An unfinished exchange (still waiting, or its connection gave up) is observed until
+        // the end of the run: a right-censored response time.
+        let end_s = to_secs(self.now);
+        let elapsed: Vec<f64> = r.start_s.iter().zip(&rt).map(|(s, t)| if t.is_nan() { end_s - s } else { *t }).collect();
+        Table::new("exchanges")
+            .with("exchange", Column::U64(r.exchange))
+            .with("flow", Column::U64(r.flow))
+            .with("workload", Column::I64(r.workload))
+            .with("seq_in_flow", Column::I64(r.seq_in_flow))
+            .with("client", Column::I64(r.client))
+            .with("server", Column::I64(r.server))
+            .with("start_s", Column::F64(r.start_s))
+            .with("end_s", Column::F64(r.end_s))
+            .with("response_time_s", Column::F64(rt))
+            .with("elapsed_s", Column::F64(elapsed))
+            .with("request_bytes", Column::U64(r.request_bytes))
+            .with("response_bytes", Column::U64(r.response_bytes))
+            .with("rtt_ms", Column::F64(r.rtt_ms))
+            .with("ecn", Column::Bool(r.ecn))
+            .with("syn_retx", Column::U64(r.syn_retx))
+            .with("synack_retx", Column::U64(r.synack_retx))
+            .with("synack_drops", Column::U64(r.synack_drops))
+            .with("synack_ce", Column::Bool(r.synack_ce))
+            .with("handshake_wait_s", Column::F64(r.handshake_wait_s))
+            .with("rtos", Column::U64(r.rtos))
+            .with("completed", Column::Bool(r.completed))
+    }
+
+    pub(super) fn flows_table(&mut self) -> Table {
+        let r = std::mem::take(&mut self.rec.flows);
+        Table::new("flows")
+            .with("flow", Column::U64(r.flow))
+            .with("workload", Column::I64(r.workload))
+            .with("kind", Column::Str(r.kind))
+            .with("client", Column::I64(r.client))
+            .with("server", Column::I64(r.server))
+            .with("start_s", Column::F64(r.start_s))
+            .with("end_s", Column::F64(r.end_s))
+            .with("completed", Column::Bool(r.completed))
+            .with("rtt_ms", Column::F64(r.rtt_ms))
+            .with("rwnd_bytes", Column::U64(r.rwnd_bytes))
+            .with("ecn", Column::Bool(r.ecn))
+            .with("bytes_sent", Column::U64(r.bytes_sent))
+            .with("retx_bytes", Column::U64(r.retx_bytes))
+            .with("goodput_bytes", Column::U64(r.goodput_bytes))
+            .with("throughput_bytes", Column::U64(r.throughput_bytes))
+            .with("retx_received_bytes", Column::U64(r.retx_received_bytes))
+            .with("delivered_bytes", Column::U64(r.delivered_bytes))
+            .with("drops", Column::U64(r.drops))
+            .with("marks", Column::U64(r.marks))
+            .with("rtos", Column::U64(r.rtos))
+            .with("syn_retx", Column::U64(r.syn_retx))
+            .with("synack_retx", Column::U64(r.synack_retx))
+            .with("synack_drops", Column::U64(r.synack_drops))
+            .with("ce_received", Column::U64(r.ce_received))
+            .with("ecn_reductions", Column::U64(r.ecn_reductions))
+            .with("loss_reductions", Column::U64(r.loss_reductions))
+            .with("exchanges", Column::U64(r.exchanges))
+    }
+
+    pub(super) fn links_table(&self) -> Table {
+        let names = link_column_names();
+        let mut cols: Vec<Vec<f64>> = vec![Vec::new(); names.len()];
+        let mut links = StrColumn::default();
+        for (l, a, b) in &self.rec.intervals {
+            links.push(link_name(*l));
+            let row = link_row(a, b);
+            debug_assert_eq!(row.len(), names.len());
+            for (c, v) in cols.iter_mut().zip(row) {
+                c.push(v);
+            }
+        }
+        let mut t = Table::new("links").with("link", Column::Str(links));
+        for (name, v) in names.iter().zip(cols) {
+            let is_float = matches!(name.as_str(), "t_start_s" | "t_end_s" | "utilization" | "mean_queue_pkts" | "mean_queue_bytes");
+            t = if is_float {
+                t.with(name, Column::F64(v))
+            } else {
+                t.with(name, Column::U64(v.into_iter().map(|x| x as u64).collect()))
+            };
+        }
+        t
+    }
+
+    pub(super) fn window_queue(&mut self, l: LinkId) -> (QueueStats, LinkStats) {
+        let now = self.snapshot(l);
+        let w = &self.rec.at_warmup[l as usize];
+        (diff_queue(&now.queue, &w.queue), diff_link(&now.link, &w.link))
+    }
+
+    pub(super) fn queue_counts_table(&mut self) -> Table {
+        let (mut link, mut kind, mut outcome, mut reason) =
+            (StrColumn::default(), StrColumn::default(), StrColumn::default(), StrColumn::default());
+        let mut packets = vec![];
+        for l in [BOTTLENECK_UP, BOTTLENECK_DOWN] {
+            let (q, _) = self.window_queue(l);
+            for k in PacketKind::ALL {
+                for o in Outcome::ALL {
+                    for r in Reason::ALL {
+                        let n = q.count(k, o, r);
+                        if n > 0 {
+                            link.push(link_name(l));
+                            kind.push(k.name());
+                            outcome.push(o.name());
+                            reason.push(r.name());
+                            packets.push(n);
+                        }
+                    }
+                }
+            }
+        }
+        Table::new("queue_counts")
+            .with("link", Column::Str(link))
+            .with("kind", Column::Str(kind))
+            .with("outcome", Column::Str(outcome))
+            .with("reason", Column::Str(reason))
+            .with("packets", Column::U64(packets))
+    }
+
+    pub(super) fn samples_table(&mut self) -> Table {
+        let s = std::mem::take(&mut self.rec.samples);
+        Table::new("queue_samples")
+            .with("link", Column::Str(s.0))
+            .with("t_s", Column::F64(s.1))
+            .with("queue_pkts", Column::U64(s.2))
+            .with("queue_bytes", Column::U64(s.3))
+    }
+
+    pub(super) fn aqm_samples_table(&mut self) -> Table {
+        let s = std::mem::take(&mut self.rec.aqm_samples);
+        Table::new("aqm_samples")
+            .with("link", Column::Str(s.0))
+            .with("t_s", Column::F64(s.1))
+            .with("variable", Column::Str(s.2))
+            .with("value", Column::F64(s.3))
+    }
+
+    pub(super) fn flow_samples_table(&mut self) -> Table {
+        let r = std::mem::take(&mut self.rec.flow_samples);
+        Table::new("flow_samples")
+            .with("t_s", Column::F64(r.t_s))
+            .with("flow", Column::U64(r.flow))
+            .with("cwnd_bytes", Column::U64(r.cwnd_bytes))
+            .with("ssthresh_bytes", Column::F64(r.ssthresh_bytes))
+            .with("srtt_ms", Column::F64(r.srtt_ms))
+            .with("delivered_bytes", Column::U64(r.delivered_bytes))
+    }
+
+    pub(super) fn sojourn_table(&self) -> Table {
+        let (mut link, mut lo, mut hi, mut n) = (StrColumn::default(), vec![], vec![], vec![]);
+        let bin_ms = self.rec.sojourn_bin as f64 / 1e6;
+        for l in [BOTTLENECK_UP, BOTTLENECK_DOWN] {
+            for (i, &c) in self.rec.sojourn[l as usize].iter().enumerate() {
+                if c > 0 {
+                    link.push(link_name(l));
+                    lo.push(i as f64 * bin_ms);
+                    let last = i + 1 == self.rec.sojourn_bins;
+                    hi.push(if last { f64::INFINITY } else { (i + 1) as f64 * bin_ms });
+                    n.push(c);
+                }
+            }
+        }
+        Table::new("sojourn")
+            .with("link", Column::Str(link))
+            .with("bin_start_ms", Column::F64(lo))
+            .with("bin_end_ms", Column::F64(hi))
+            .with("packets", Column::U64(n))
+    }
+
+    pub(super) fn summary(&mut self, results: &Results) -> Vec<(String, Value)> {
+        let window = self.now.saturating_sub(self.rec.warmup);
+        let window_s = to_secs(window);
+        let mut s: Vec<(String, Value)> = Vec::new();
+        let mut f = |k: &str, v: f64| s.push((k.to_string(), Value::F64(v)));
+        let mut per_dir = Vec::new();
+        for l in [BOTTLENECK_UP, BOTTLENECK_DOWN] {
+            let (q, link) = self.window_queue(l);
+            let arrivals = q.arrivals() + link.random_losses;
+            let lost = q.total(Outcome::Dropped, None) + link.random_losses;
+            per_dir.push((
+                link.busy_ns as f64 / window as f64,
+                ratio(lost, arrivals),
+                ratio(q.total(Outcome::Marked, None), arrivals),
+                q.area_pkts_ns as f64 / window as f64,
+            ));
+        }
+        let ex = results.table("exchanges");
+        let completed = ex.bools("completed").iter().filter(|c| **c).count() as u64;
+        let rts: Vec<f64> = ex.f64s("response_time_s").iter().copied().filter(|x| x.is_finite()).collect();
+        let flows = results.table("flows");
+        let goodput: u64 = flows.u64s("goodput_bytes").iter().sum();
+        f("sim_s", to_secs(self.now));
+        f("warmup_s", to_secs(self.rec.warmup));
+        f("window_s", window_s);
+        f("utilization_up", per_dir[0].0);
+        f("utilization_down", per_dir[1].0);
+        f("loss_rate_up", per_dir[0].1);
+        f("loss_rate_down", per_dir[1].1);
+        f("mark_rate_up", per_dir[0].2);
+        f("mark_rate_down", per_dir[1].2);
+        f("mean_queue_pkts_up", per_dir[0].3);
+        f("mean_queue_pkts_down", per_dir[1].3);
+        f("goodput_bps", goodput as f64 * 8.0 / window_s);
+        let (up, down) = (Direction::Up as usize, Direction::Down as usize);
+        let bps = |bytes: u64| bytes as f64 * 8.0 / window_s;
+        f("offered_bps_down", bps(self.rec.offered_bytes[down]));
+        f("offered_bps_up", bps(self.rec.offered_bytes[up]));
+        f("goodput_bps_down", bps(self.rec.goodput_bytes[down]));
+        f("goodput_bps_up", bps(self.rec.goodput_bytes[up]));
+        let wire = |l: LinkId| {
+            let (a, b) = (&self.rec.at_warmup[l as usize].link, self.net.links[l as usize].stats_at(self.now));
+            bps(b.delivered_bytes - a.delivered_bytes)
+        };
+        f("delivered_bps_down", wire(BOTTLENECK_DOWN));
+        f("delivered_bps_up", wire(BOTTLENECK_UP));
+        f(
+            "normalized_throughput",
+            if self.rec.offered_bytes[Direction::Down as usize] > 0 {
+                self.rec.response_bytes_delivered as f64 / self.rec.offered_bytes[Direction::Down as usize] as f64
+            } else {
+                f64::NAN
+            },
+        );
+        f("mean_response_time_s", if rts.is_empty() { f64::NAN } else { rts.iter().sum::<f64>() / rts.len() as f64 });
+        f("wall_s_core", self.wall_start.elapsed().as_secs_f64());
+        let data_pkts = self.net.links[BOTTLENECK_UP as usize].stats_at(self.now).delivered_data_pkts
+            + self.net.links[BOTTLENECK_DOWN as usize].stats_at(self.now).delivered_data_pkts;
+        let flows_started = flows.rows() as u64;
+        let flows_completed = flows.bools("completed").iter().filter(|c| **c).count() as u64;
+        let mut u = |k: &str, v: u64| s.push((k.to_string(), Value::U64(v)));
+        u("events", self.n_events);
+        u("exchanges_started", self.rec.exchanges_started);
+        u("exchanges_completed", completed);
+        u("flows_started", flows_started);
+        u("flows_completed", flows_completed);
+        u("bottleneck_data_pkts", data_pkts);
+        u("orphan_packets", self.orphans);
+        s.push(("name".into(), Value::Str(self.scenario.name.clone())));
+        s
+    }
+
+}
+
+/// Columns of the links table after `link`, in the order [`link_row`] fills them.
+fn link_column_names() -> Vec<String> {
+    let mut n: Vec<String> = ["t_start_s", "t_end_s", "arrivals_pkts", "delivered_pkts", "delivered_bytes", "utilization", "drops", "marks"]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    n.extend(["drops_early", "drops_forced", "drops_overflow", "marks_early", "marks_forced"].iter().map(|s| s.to_string()));
+    n.extend(PacketKind::ALL.iter().map(|k| format!("drops_{}", k.name())));
+    n.extend(PacketKind::ALL.iter().map(|k| format!("marks_{}", k.name())));
+    n.extend(["random_losses", "mean_queue_pkts", "mean_queue_bytes"].iter().map(|s| s.to_string()));
+    n
+}
+
+/// One links-table row for the interval between snapshots `a` and `b`.
+fn link_row(a: &Snapshot, b: &Snapshot) -> Vec<f64> {
+    let dq = diff_queue(&b.queue, &a.queue);
+    let dl = diff_link(&b.link, &a.link);
+    let dt = (b.t - a.t) as f64;
+    let mut v = vec![
+        to_secs(a.t),
+        to_secs(b.t),
+        dq.arrivals() as f64,
+        dl.delivered_pkts as f64,
+        dl.delivered_bytes as f64,
+        dl.busy_ns as f64 / dt,
+        dq.total(Outcome::Dropped, None) as f64,
+        dq.total(Outcome::Marked, None) as f64,
+    ];
+    for r in [Reason::Early, Reason::Forced, Reason::Overflow] {
+        v.push(dq.total(Outcome::Dropped, Some(r)) as f64);
+    }
+    for r in [Reason::Early, Reason::Forced] {
+        v.push(dq.total(Outcome::Marked, Some(r)) as f64);
+    }
+    v.extend(PacketKind::ALL.iter().map(|k| dq.by_kind(*k, Outcome::Dropped) as f64));
+    v.extend(PacketKind::ALL.iter().map(|k| dq.by_kind(*k, Outcome::Marked) as f64));
+    v.extend([dl.random_losses as f64, dq.area_pkts_ns as f64 / dt, dq.area_bytes_ns as f64 / dt]);
+    v
+}
+
+fn ratio(a: u64, b: u64) -> f64 {
+    if b == 0 {
+        0.0
+    } else {
+        a as f64 / b as f64
+    }
+}
+
+fn link_name(l: LinkId) -> &'static str {
+    if l == BOTTLENECK_UP {
+        "bottleneck_up"
+    } else {
+        "bottleneck_down"
+    }
+}
+
+fn diff_queue(b: &QueueStats, a: &QueueStats) -> QueueStats {
+    let mut d = b.clone();
+    for k in 0..PacketKind::COUNT {
+        for o in 0..Outcome::COUNT {
+            for r in 0..Reason::COUNT {
+                // Wrapping: one count can go down between snapshots (QueueStats).
+                d.packets[k][o][r] = d.packets[k][o][r].wrapping_sub(a.packets[k][o][r]);
+            }
+        }
+    }
+    d.dequeued_pkts -= a.dequeued_pkts;
+    d.area_pkts_ns -= a.area_pkts_ns;
+    d.area_bytes_ns -= a.area_bytes_ns;
+    d
+}
+
+fn diff_link(b: &LinkStats, a: &LinkStats) -> LinkStats {
+    LinkStats {
+        delivered_pkts: b.delivered_pkts - a.delivered_pkts,
+        delivered_bytes: b.delivered_bytes - a.delivered_bytes,
+        delivered_data_pkts: b.delivered_data_pkts - a.delivered_data_pkts,
+        random_losses: b.random_losses - a.random_losses,
+        busy_ns: b.busy_ns - a.busy_ns,
+    }
+}
+
+/// Appends the current exchange of `c` (completed at `end`, or unfinished).
+pub(super) fn record_exchange(rec: &mut Recorder, c: &Conn, end: Option<SimTime>) {
+    if c.ex_start < rec.warmup {
+        return;
+    }
+    let FlowPlan::Exchanges(ex) = &c.plan else { return };
+    let e = ex[c.client_cur as usize];
+    let first = c.client_cur == 0;
+    let r = &mut rec.exchanges;
+    r.exchange.push(c.ex_index);
+    r.flow.push(c.flow_id);
+    r.workload.push(c.workload as i64);
+    r.seq_in_flow.push(c.client_cur as i64);
+    r.client.push(c.route.client as i64);
+    r.server.push(c.route.server as i64);
+    r.start_s.push(to_secs(c.ex_start));
+    r.end_s.push(end.map_or(f64::NAN, to_secs));
+    r.request_bytes.push(e.request_bytes);
+    r.response_bytes.push(e.response_bytes);
+    r.rtt_ms.push(c.rtt_ms);
+    r.ecn.push(c.client.ecn_negotiated());
+    r.syn_retx.push(if first { c.client.stats.handshake_retx as u64 } else { 0 });
+    r.synack_retx.push(if first { c.server.stats.handshake_retx as u64 } else { 0 });
+    r.synack_drops.push(if first { c.synack_drops } else { 0 });
+    r.synack_ce.push(first && c.client.stats.synack_ce);
+    r.handshake_wait_s.push(if first { to_secs(c.handshake_wait()) } else { 0.0 });
+    r.rtos.push((c.rtos() - c.ex_rtos) as u64);
+    r.completed.push(end.is_some());
+}
+
+pub(super) fn record_flow(rec: &mut Recorder, now: SimTime, c: &Conn, end: Option<SimTime>) {
+    let r = &mut rec.flows;
+    r.flow.push(c.flow_id);
+    r.workload.push(c.workload as i64);
+    r.kind.push(match c.kind {
+        FlowKind::Bulk => "bulk",
+        FlowKind::Exchanges => "exchanges",
+    });
+    r.client.push(c.route.client as i64);
+    r.server.push(c.route.server as i64);
+    r.start_s.push(to_secs(c.start));
+    r.end_s.push(end.map_or(f64::NAN, to_secs));
+    r.completed.push(end.is_some());
+    r.rtt_ms.push(c.rtt_ms);
+    r.rwnd_bytes.push(c.rwnd as u64);
+    r.ecn.push(c.client.ecn_negotiated());
+    r.bytes_sent.push(c.client.stats.bytes_sent + c.server.stats.bytes_sent);
+    r.retx_bytes.push(c.client.stats.retx_bytes + c.server.stats.retx_bytes);
+    let delivered = c.delivered();
+    // Bytes delivered inside the window: none if the flow ended before it opened.
+    let received = c.received();
+    let by_dir = c.delivered_by_direction();
+    let (goodput, received) = if now < rec.warmup {
+        ([0, 0], (0, 0))
+    } else if c.start < rec.warmup {
+        let (at, d0) = (c.received_at_warmup, c.delivered_at_warmup);
+        ([by_dir[0] - d0[0], by_dir[1] - d0[1]], (received.0 - at.0, received.1 - at.1))
+    } else {
+        (by_dir, received)
+    };
+    rec.goodput_bytes[0] += goodput[0];
+    rec.goodput_bytes[1] += goodput[1];
+    let r = &mut rec.flows;
+    r.goodput_bytes.push(goodput[0] + goodput[1]);
+    r.throughput_bytes.push(received.0);
+    r.retx_received_bytes.push(received.1);
+    r.delivered_bytes.push(delivered);
+    r.drops.push(c.drops);
+    r.marks.push(c.marks);
+    r.rtos.push(c.rtos() as u64);
+    r.syn_retx.push(c.client.stats.handshake_retx as u64);
+    r.synack_retx.push(c.server.stats.handshake_retx as u64);
+    r.synack_drops.push(c.synack_drops);
+    let (a, b) = (&c.client.stats, &c.server.stats);
+    r.ce_received.push((a.ce_received + b.ce_received) as u64);
+    r.ecn_reductions.push((a.ecn_reductions + b.ecn_reductions) as u64);
+    r.loss_reductions.push((a.loss_reductions + b.loss_reductions) as u64);
+    r.exchanges.push(c.exchanges_done as u64);
+}
