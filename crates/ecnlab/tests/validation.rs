@@ -5,7 +5,6 @@ mod common;
 
 use common::{merge, run, scenario};
 use ecnlab::metrics::{jain_index, Results};
-use ecnlab::packet::Direction;
 use ecnlab::Simulation;
 use serde_json::{json, Value};
 
@@ -184,12 +183,12 @@ fn every_packet_is_accounted_for() {
     for step in 1..=10u64 {
         sim.run_until(step * 1_000_000_000 - 123_457);
         assert_eq!(sim.packets_allocated(), sim.packets_in_network(), "leak at step {step}");
-        for dir in [Direction::Up, Direction::Down] {
+        for link in ["bottleneck_up", "bottleneck_down"] {
             // What arrived was dropped, delivered (fully serialized) or is still held: queued or
             // being serialized.
-            let (q, l, held) = sim.bottleneck_counters(dir);
+            let (q, l, held) = sim.link_counters(link).expect("the dumbbell names its bottleneck");
             let dropped = q.total(ecnlab::aqm::Outcome::Dropped, None);
-            assert_eq!(q.arrivals(), dropped + l.delivered_pkts + held, "{dir:?} at step {step}");
+            assert_eq!(q.arrivals(), dropped + l.delivered_pkts + held, "{link} at step {step}");
         }
     }
     let r = sim.finish();

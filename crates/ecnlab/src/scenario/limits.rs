@@ -69,6 +69,8 @@ pub const LIMITS: &[Limit] = &[
     Limit { field: "duration_s", lower: Lower::AtLeast(1e-9), max: 1e6, unit: "s", reason: TIME },
     Limit { field: "clients", lower: Lower::AtLeast(1.0), max: 1e6, unit: "hosts", reason: "every host has two access links: a million hosts is two million links" },
     Limit { field: "servers", lower: Lower::AtLeast(1.0), max: 1e6, unit: "hosts", reason: "every host has two access links: a million hosts is two million links" },
+    Limit { field: "count", lower: Lower::AtLeast(1.0), max: 1e6, unit: "hosts", reason: "every host has two access links: a million hosts is two million links" },
+    Limit { field: "bottlenecks", lower: Lower::AtLeast(1.0), max: 1e4, unit: "links", reason: "ten thousand bottlenecks in series, each with its queues and host groups" },
     Limit { field: "random_loss", lower: Lower::ZeroOrMore, max: 1.0, unit: "", reason: PROBABILITY },
     Limit { field: "limit_pkts", lower: Lower::AtLeast(1.0), max: 1e7, unit: "packets", reason: QUEUE },
     Limit { field: "limit_bytes", lower: Lower::AtLeast(1.0), max: 1.5e10, unit: "bytes", reason: QUEUE },
@@ -530,6 +532,19 @@ mod tests {
                 {"kind": "packet_source", "rate_pps": 100, "size_bytes": {"dist": "constant", "value": 1000}, "start_s": 0, "stop_s": 5}
             ],
             "metrics": {"interval_s": 1, "queue_sample_ms": 10, "sojourn_bin_ms": 0.1, "sojourn_max_ms": 2000, "flow_sample_ms": 10}}"#,
+        r#"{"duration_s": 10,
+            "topology": {"kind": "parking_lot", "bottlenecks": 2, "clients": 2, "servers": 1, "bottleneck": {"rate_bps": 1e7}, "record": ["b2_up"]},
+            "workloads": [{"kind": "bulk", "flows": 2, "client_group": "long", "server_group": "long"},
+                          {"kind": "packet_source", "rate_pps": 100, "link": "b1_up", "direction": "up"}]}"#,
+        r#"{"duration_s": 10,
+            "topology": {"kind": "graph", "routers": ["a", "b", "c"],
+                "links": [{"name": "ab", "from": "a", "to": "b", "rate_bps": 1e7, "delay_ms": 2, "random_loss": 0.01,
+                           "queue": {"limit_pkts": 50}, "up_queue": {"limit_pkts": 60}},
+                          {"name": "bc", "from": "b", "to": "c", "rate_bps": 2e7}],
+                "client_groups": [{"name": "left", "router": "a", "count": 3}],
+                "server_groups": [{"name": "right", "router": "c", "count": 2}],
+                "routes": [{"from": "a", "to": "c", "links": ["ab_up", "bc_up"]}]},
+            "workloads": [{"kind": "exchanges", "arrival_rate_per_s": 10, "response_bytes": {"dist": "constant", "value": 1000}, "client_group": "left", "server_group": "right"}]}"#,
     ];
 
     /// The same scenario with each other AQM on the bottleneck, every optional field set.
@@ -554,6 +569,7 @@ mod tests {
             v["topology"]["bottleneck"]["queue"]["aqm"] = serde_json::from_str(aqm).unwrap();
             out.push(serde_json::from_value(v).unwrap_or_else(|e| panic!("{aqm}: {e}")));
         }
+        out.extend(EVERY_FIELD[1..].iter().map(|s| Scenario::from_json(s).unwrap_or_else(|e| panic!("{e}"))));
         out
     }
 
@@ -638,7 +654,7 @@ mod tests {
         assert_eq!(t.broken(-1.0).unwrap(), "must be zero or positive");
         // A NaN that a JSON scenario cannot carry, set through the Rust API, is caught too.
         let mut s = scenarios().remove(0);
-        s.topology.bottleneck.random_loss = f64::NAN;
+        s.topology.bottleneck.as_mut().unwrap().random_loss = f64::NAN;
         let e = s.validate().unwrap_err();
         assert_eq!(e.to_string(), "topology.bottleneck.random_loss (NaN) must be a finite number");
     }

@@ -4,6 +4,9 @@
 //! Schema generated from these types.
 
 pub mod limits;
+pub mod topology;
+
+pub use topology::{Bottleneck, Layout, Topology, TopologyKind};
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -41,67 +44,6 @@ fn default_name() -> String {
 }
 fn default_duration() -> f64 {
     60.0
-}
-
-/// The dumbbell: client hosts - R1 - bottleneck - R2 - server hosts.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct Topology {
-    /// Client hosts behind R1.
-    #[serde(default = "one")]
-    pub clients: u32,
-    /// Server hosts behind R2.
-    #[serde(default = "one")]
-    pub servers: u32,
-    /// Rate of every access link (bit/s).
-    #[serde(default = "default_access_rate")]
-    pub access_rate_bps: f64,
-    /// One-way propagation delay of every access link (ms).
-    #[serde(default)]
-    pub access_delay_ms: f64,
-    /// Queue of every access link.
-    #[serde(default = "default_access_queue")]
-    pub access_queue: QueueConfig,
-    /// Per-flow extra delays are rounded to this grid (us); one delay line per distinct value.
-    #[serde(default = "default_resolution")]
-    pub delay_resolution_us: f64,
-    pub bottleneck: Bottleneck,
-}
-
-fn one() -> u32 {
-    1
-}
-fn default_access_rate() -> f64 {
-    1e9
-}
-fn default_access_queue() -> QueueConfig {
-    QueueConfig { limit_pkts: Some(1000), limit_bytes: None, aqm: AqmConfig::Droptail {} }
-}
-fn default_resolution() -> f64 {
-    100.0
-}
-
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct Bottleneck {
-    /// Bottleneck rate in each direction (bit/s).
-    pub rate_bps: f64,
-    /// One-way propagation delay (ms).
-    #[serde(default = "default_bottleneck_delay")]
-    pub delay_ms: f64,
-    /// Probability that a packet entering the bottleneck is lost (either direction).
-    #[serde(default)]
-    pub random_loss: f64,
-    /// Queue on both directions.
-    #[serde(default)]
-    pub queue: QueueConfig,
-    /// Overrides `queue` on the up direction (clients to servers).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub up_queue: Option<QueueConfig>,
-}
-
-fn default_bottleneck_delay() -> f64 {
-    1.0
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -312,6 +254,20 @@ impl<'de> Deserialize<'de> for Workload {
 }
 
 impl Workload {
+    /// The client and server host groups its connections use (`None`: every host), or
+    /// `None` for a packet source.
+    pub fn host_groups(&self) -> Option<(Option<&str>, Option<&str>)> {
+        let (c, s) = match self {
+            Workload::Bulk(p) => (&p.client_group, &p.server_group),
+            Workload::Exchanges(p) => (&p.client_group, &p.server_group),
+            Workload::WebSessions(p) => (&p.client_group, &p.server_group),
+            Workload::PackmimeHttp(p) => (&p.client_group, &p.server_group),
+            Workload::TpcwBrowsers(p) => (&p.client_group, &p.server_group),
+            Workload::PacketSource(_) => return None,
+        };
+        Some((c.as_deref(), s.as_deref()))
+    }
+
     fn validate(&self, path: &str, duration_s: f64, path_rtt_ms: f64) -> Result<(), ConfigError> {
         let rtt_check = |rtt: &Option<Dist>| -> Result<(), ConfigError> {
             if let Some(d) = rtt {
@@ -353,6 +309,7 @@ impl Workload {
                 think_time_s,
                 rtt_ms,
                 rwnd_bytes,
+                ..
             }) => {
                 positive(*arrival_rate_per_s, &format!("{path}.arrival_rate_per_s"))?;
                 non_negative(*start_s, &format!("{path}.start_s"))?;
@@ -511,9 +468,66 @@ impl Scenario {
             .unwrap_or(0)
     }
 
-    /// The path's propagation RTT (ms) without per-flow extra delay.
-    pub fn path_rtt_ms(&self) -> f64 {
-        2.0 * (2.0 * self.topology.access_delay_ms + self.topology.bottleneck.delay_ms)
+    /// The topology lowered to routers, links and hosts (checked).
+    pub fn layout(&self) -> Result<Layout, ConfigError> {
+        self.topology.layout(self.largest_segment_bytes())
+    }
+
+    /// The hosts of workload `i` (client and server host ranges) in `layout`, or an error
+    /// naming the group field.
+    pub fn workload_hosts(&self, layout: &Layout, i: usize) -> Result<(std::ops::Range<u32>, std::ops::Range<u32>), ConfigError> {
+        let (c, s) = self.workloads[i].host_groups().unwrap_or((None, None));
+        let names = |g: &[(String, std::ops::Range<u32>)]| g.iter().map(|(n, _)| n.as_str()).collect::<Vec<_>>().join(", ");
+        let clients = layout.clients(c).ok_or_else(|| ConfigError {
+            path: format!("workloads[{i}].client_group"),
+            value: c.unwrap_or_default().into(),
+            rule: format!("names no client group; known: {}", names(&layout.client_groups)),
+        })?;
+        let servers = layout.servers(s).ok_or_else(|| ConfigError {
+            path: format!("workloads[{i}].server_group"),
+            value: s.unwrap_or_default().into(),
+            rule: format!("names no server group; known: {}", names(&layout.server_groups)),
+        })?;
+        Ok((clients, servers))
+    }
+
+    /// The largest propagation RTT (ms) between a client and a server of workload `i`,
+    /// without per-flow extra delay (its flows' `rtt_ms` may not be below it), or an error if
+    /// some of its servers cannot be reached from some of its clients.
+    fn workload_path_rtt_ms(&self, layout: &Layout, i: usize) -> Result<f64, ConfigError> {
+        let (clients, servers) = self.workload_hosts(layout, i)?;
+        let graph = layout.graph();
+        let routers = |hosts: std::ops::Range<u32>, of: &[u32]| {
+            let mut r: Vec<u32> = hosts.map(|h| of[h as usize]).collect();
+            r.dedup();
+            r
+        };
+        let mut worst_ns = 0u64;
+        for a in routers(clients, &layout.client_routers) {
+            for z in routers(servers.clone(), &layout.server_routers) {
+                let (Some(up), Some(down)) = (graph.route(a, z), graph.route(z, a)) else {
+                    return Err(ConfigError {
+                        path: format!("workloads[{i}]"),
+                        value: String::new(),
+                        rule: format!("connects hosts of routers {} and {}, which no route joins both ways", layout.routers[a as usize], layout.routers[z as usize]),
+                    });
+                };
+                worst_ns = worst_ns.max(graph.delay_ns(&up) + graph.delay_ns(&down));
+            }
+        }
+        Ok(worst_ns as f64 / 1e6 + 4.0 * self.topology.access_delay_ms)
+    }
+
+    /// The core link a packet source's packets enter: its `link`, else the dumbbell's
+    /// bottleneck in its direction.
+    pub fn source_link(&self, layout: &Layout, i: usize) -> Result<u32, ConfigError> {
+        let Workload::PacketSource(p) = &self.workloads[i] else { panic!("workload {i} is not a packet source") };
+        let name = p.link.clone().unwrap_or_else(|| format!("bottleneck_{}", p.direction.name()));
+        layout.core.iter().position(|c| c.name == name).map(|l| l as u32).ok_or_else(|| ConfigError {
+            path: format!("workloads[{i}].link"),
+            value: name,
+            rule: format!("names no router-to-router link; known: {}", layout.core.iter().map(|c| c.name.as_str()).collect::<Vec<_>>().join(", ")),
+        })
     }
 
     pub fn validate(&self) -> Result<(), ConfigError> {
@@ -527,31 +541,18 @@ impl Scenario {
             self.warmup_s,
             &format!("must be below duration_s ({})", self.duration_s),
         )?;
-        let t = &self.topology;
-        check(t.clients >= 1, "topology.clients", t.clients, "must be at least 1")?;
-        check(t.servers >= 1, "topology.servers", t.servers, "must be at least 1")?;
-        positive(t.access_rate_bps, "topology.access_rate_bps")?;
-        non_negative(t.access_delay_ms, "topology.access_delay_ms")?;
-        let segment = self.largest_segment_bytes();
-        t.access_queue.validate("topology.access_queue", segment)?;
-        positive(t.delay_resolution_us, "topology.delay_resolution_us")?;
-        let b = &t.bottleneck;
-        positive(b.rate_bps, "topology.bottleneck.rate_bps")?;
-        non_negative(b.delay_ms, "topology.bottleneck.delay_ms")?;
-        check(
-            (0.0..1.0).contains(&b.random_loss),
-            "topology.bottleneck.random_loss",
-            b.random_loss,
-            "must be in [0, 1)",
-        )?;
-        b.queue.validate("topology.bottleneck.queue", segment)?;
-        if let Some(q) = &b.up_queue {
-            q.validate("topology.bottleneck.up_queue", segment)?;
-        }
+        let layout = self.layout()?;
         self.tcp.validate()?;
         check(!self.workloads.is_empty(), "workloads", "[]", "must list at least one workload")?;
-        let path_rtt = self.path_rtt_ms();
         for (i, w) in self.workloads.iter().enumerate() {
+            let path_rtt = match w {
+                Workload::PacketSource(p) => {
+                    check(self.topology.kind == TopologyKind::Dumbbell || p.link.is_some(), &format!("workloads[{i}].link"), "(none)", "is required outside a dumbbell: name the link the packets enter")?;
+                    self.source_link(&layout, i)?;
+                    0.0
+                }
+                _ => self.workload_path_rtt_ms(&layout, i)?,
+            };
             w.validate(&format!("workloads[{i}]"), self.duration_s, path_rtt)?;
             if let Workload::Bulk(BulkParams { tcp: Some(o), .. }) = w {
                 self.tcp.validate_workload(o, &format!("workloads[{i}].tcp"))?;
@@ -631,7 +632,7 @@ mod tests {
         let s = Scenario::from_json(MINIMAL).unwrap();
         assert_eq!(s.duration_s, 60.0);
         assert_eq!(s.topology.access_rate_bps, 1e9);
-        assert_eq!(s.topology.bottleneck.queue.effective_limits(), (Some(100), None));
+        assert_eq!(s.topology.bottleneck.as_ref().unwrap().queue.effective_limits(), (Some(100), None));
         let p = s.tcp.resolve();
         assert_eq!((p.initial_rto, p.min_rto, p.initial_window_segments), (1_000_000_000, 1_000_000_000, 3));
         // Normalizing writes the profile's values out, and is stable.

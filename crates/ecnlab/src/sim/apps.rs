@@ -5,7 +5,6 @@ use super::conn::{FlowKind, UNLIMITED};
 use super::recorder::{record_exchange, record_flow};
 use super::{Ev, Simulation};
 use crate::engine::SimTime;
-use crate::net::dumbbell::BOTTLENECK_HOP;
 use crate::packet::{Direction, Ecn, Packet, PacketKind};
 use crate::scenario::Workload;
 use crate::tcp::TcpEvents;
@@ -22,6 +21,13 @@ pub(super) enum WorkloadState {
 }
 
 impl Simulation {
+    /// The numbers of client and server hosts of workload `w` (its generators draw host
+    /// indices below them; `open` places them in the workload's host groups).
+    fn host_counts(&self, w: u32) -> (u32, u32) {
+        let (c, s) = &self.workload_hosts[w as usize];
+        (c.len() as u32, s.len() as u32)
+    }
+
     pub(super) fn on_bulk_start(&mut self, w: u32, flow: u32) {
         let WorkloadState::Bulk(flows) = &self.workloads[w as usize] else { unreachable!() };
         let spec = flows[flow as usize].1.clone();
@@ -30,7 +36,7 @@ impl Simulation {
 
     /// A connection of an exchanges or PackMime-HTTP workload arrives.
     pub(super) fn on_exchange_arrival(&mut self, w: u32) {
-        let (clients, servers) = (self.net.clients, self.net.servers);
+        let (clients, servers) = self.host_counts(w);
         let cfg = &self.scenario.workloads[w as usize];
         let (spec, next) = match (&mut self.workloads[w as usize], cfg) {
             (WorkloadState::Exchanges(a), Workload::Exchanges(p)) => a.arrive(p, clients, servers),
@@ -265,7 +271,7 @@ impl Simulation {
     }
 
     pub(super) fn on_session_arrival(&mut self, w: u32) {
-        let (now, clients, servers, end) = (self.now, self.net.clients, self.net.servers, self.end);
+        let ((clients, servers), now, end) = (self.host_counts(w), self.now, self.end);
         let (a, p) = self.web(w);
         let (slot, step, next) = a.arrive(p, now, clients, servers);
         let gen = a.gen(slot);
@@ -286,7 +292,7 @@ impl Simulation {
     }
 
     pub(super) fn on_web_page(&mut self, w: u32, slot: u32, gen: u32) {
-        let (now, servers) = (self.now, self.net.servers);
+        let (now, (_, servers)) = (self.now, self.host_counts(w));
         let (a, p) = self.web(w);
         if a.gen(slot) != gen {
             return;
@@ -329,10 +335,11 @@ impl Simulation {
             ecn: if ect { Ecn::Ect0 } else { Ecn::NotEct },
             kind: PacketKind::Other,
             dir,
-            hop: BOTTLENECK_HOP,
+            hop: 0,
             enqueued_at: 0,
         });
-        self.forward(id);
+        // Into its link's queue as if from the router; it leaves the network after the link.
+        self.send_on_link(self.source_links[w as usize], id);
     }
 
 }

@@ -12,9 +12,10 @@ use crate::config::ConfigError;
 use crate::engine::rng::{purpose, StreamId};
 use crate::engine::time::{from_millis, from_secs, tx_time};
 use crate::engine::{EventQueue, Rng, SimTime};
-use crate::net::{Dumbbell, Link};
+use crate::net::topology::{Attachment, LinkId};
+use crate::net::{Link, Network};
 use crate::packet::PacketPool;
-use crate::scenario::{AqmConfig, QueueConfig, Scenario, Workload};
+use crate::scenario::{AqmConfig, Layout, QueueConfig, Scenario, Workload};
 use crate::tcp::config::{Side, TcpConfig};
 use crate::tcp::TcpParams;
 use crate::workload::{self, Browsers, BulkParams, ExchangeArrivals, PackMime, PacketSource, WebSessions};
@@ -49,24 +50,14 @@ impl Simulation {
     pub fn new(scenario: Scenario, seed: u64) -> Result<Simulation, ConfigError> {
         scenario.validate()?;
         let t = &scenario.topology;
-        let b = &t.bottleneck;
-        let stream = |p: u32, a: u32| Rng::stream(seed, StreamId { purpose: p, a, b: 0 });
-        let mut links = Vec::new();
-        let bq_up = b.up_queue.as_ref().unwrap_or(&b.queue);
-        let rate = b.rate_bps.round() as u64;
-        let bdelay = from_millis(b.delay_ms);
-        let (q_up, q_down) = (build_queue(bq_up, rate, stream(purpose::AQM, 0)), build_queue(&b.queue, rate, stream(purpose::AQM, 1)));
-        links.push(Link::new(rate, bdelay, q_up, b.random_loss, stream(purpose::RANDOM_LOSS, 0)));
-        links.push(Link::new(rate, bdelay, q_down, b.random_loss, stream(purpose::RANDOM_LOSS, 1)));
-        let arate = t.access_rate_bps.round() as u64;
-        let adelay = from_millis(t.access_delay_ms);
-        for i in 0..2 * (t.clients + t.servers) {
-            let q = build_queue(&t.access_queue, arate, stream(purpose::AQM, 2 + i));
-            links.push(Link::new(arate, adelay, q, 0.0, Rng::from_seed(0)));
-        }
-        let net = Dumbbell::new(t.clients, t.servers, links);
+        let layout = scenario.layout()?;
+        let net = build_network(&scenario, &layout, seed);
+        let recorded: Vec<(LinkId, String)> = layout.recorded.clone();
+        // Buckets of about an eighth of a full-size packet's time at the fastest recorded link
+        // (the bottleneck): near the typical gap between events, whatever the number of flows.
+        let fastest = recorded.iter().map(|(l, _)| net.links[*l as usize].rate_bps).max().unwrap_or(t.access_rate_bps.round() as u64);
         let end = from_secs(scenario.duration_s);
-        let rec = Recorder::new(&scenario.metrics, from_secs(scenario.warmup_s));
+        let rec = Recorder::new(&scenario.metrics, from_secs(scenario.warmup_s), &net, recorded);
         let mut sim = Simulation {
             params: vec![
                 // In the order of `HostParams`.
@@ -76,15 +67,12 @@ impl Simulation {
                 host_params(&scenario.tcp, Side::Servers, false),
             ],
             workload_params: Vec::new(),
-            client_params: host_classes(&scenario.tcp, Side::Clients, t.clients, seed),
-            server_params: host_classes(&scenario.tcp, Side::Servers, t.servers, seed),
-            path_rtt: from_millis(scenario.path_rtt_ms()),
+            client_params: host_classes(&scenario.tcp, Side::Clients, net.clients.len() as u32, seed),
+            server_params: host_classes(&scenario.tcp, Side::Servers, net.servers.len() as u32, seed),
             delay_grid: ((t.delay_resolution_us * 1000.0).round() as SimTime).max(1),
             now: 0,
             end,
-            // Buckets of about an eighth of a full-size packet's time at the bottleneck: near the
-            // typical gap between events, whatever the number of flows.
-            events: EventQueue::with_bucket_width(tx_time(1500, rate) / 8),
+            events: EventQueue::with_bucket_width(tx_time(1500, fastest) / 8),
             n_events: 0,
             pool: PacketPool::new(),
             net,
@@ -92,6 +80,8 @@ impl Simulation {
             conns: Vec::new(),
             free_conns: Vec::new(),
             workloads: Vec::new(),
+            workload_hosts: Vec::new(),
+            source_links: Vec::new(),
             out: Vec::with_capacity(64),
             dropped: Vec::with_capacity(16),
             rec,
@@ -103,8 +93,19 @@ impl Simulation {
             finished: false,
             scenario: scenario.clone(),
         };
-        let (clients, servers) = (sim.net.clients, sim.net.servers);
         for (i, w) in sim.scenario.workloads.clone().iter().enumerate() {
+            let hosts = match w {
+                Workload::PacketSource(_) => {
+                    sim.source_links.push(scenario.source_link(&layout, i)?);
+                    (0..0, 0..0)
+                }
+                _ => {
+                    sim.source_links.push(LinkId::MAX);
+                    scenario.workload_hosts(&layout, i)?
+                }
+            };
+            let (clients, servers) = (hosts.0.len() as u32, hosts.1.len() as u32);
+            sim.workload_hosts.push(hosts);
             let own = match w {
                 Workload::Bulk(BulkParams { tcp: Some(o), .. }) if sim.params.len() < 255 => {
                     let n = sim.params.len() as u8;
@@ -171,6 +172,38 @@ impl Simulation {
         Ok(sim)
     }
 
+}
+
+/// The links of `layout` (core links first, then each client's access links up and down,
+/// then each server's), with their queues and random streams, and its routes.
+fn build_network(scenario: &Scenario, layout: &Layout, seed: u64) -> Network {
+    let t = &scenario.topology;
+    let stream = |p: u32, a: u32| Rng::stream(seed, StreamId { purpose: p, a, b: 0 });
+    let mut links = Vec::new();
+    let mut names = Vec::new();
+    for (i, c) in layout.core.iter().enumerate() {
+        let rate = c.rate_bps.round() as u64;
+        let q = build_queue(&c.queue, rate, stream(purpose::AQM, i as u32));
+        links.push(Link::new(rate, from_millis(c.delay_ms), q, c.random_loss, stream(purpose::RANDOM_LOSS, i as u32)));
+        names.push(c.name.clone());
+    }
+    let (nc, ns) = (layout.client_routers.len() as u32, layout.server_routers.len() as u32);
+    let first = links.len() as u32;
+    let (arate, adelay) = (t.access_rate_bps.round() as u64, from_millis(t.access_delay_ms));
+    // Access links in the order client up, client down, server up, server down (each by host).
+    for (side, n) in [("client", nc), ("server", ns)] {
+        for dir in ["up", "down"] {
+            for h in 0..n {
+                let q = build_queue(&t.access_queue, arate, stream(purpose::AQM, links.len() as u32));
+                links.push(Link::new(arate, adelay, q, 0.0, Rng::from_seed(0)));
+                names.push(format!("{side}{h}_{dir}"));
+            }
+        }
+    }
+    let attach = |router: u32, up: u32, down: u32| Attachment { router, up, down };
+    let clients = layout.client_routers.iter().enumerate().map(|(h, &r)| attach(r, first + h as u32, first + nc + h as u32)).collect();
+    let servers = layout.server_routers.iter().enumerate().map(|(h, &r)| attach(r, first + 2 * nc + h as u32, first + 2 * nc + ns + h as u32)).collect();
+    Network::new(layout.graph(), links, names, clients, servers)
 }
 
 /// Parameters of one side's hosts, with or without ECN when the side sets `ecn_fraction`.

@@ -1,7 +1,7 @@
 //! A connection: its two TCP endpoints, its route, its application's progress and its counters.
 
 use crate::engine::SimTime;
-use crate::net::dumbbell::Route;
+use crate::net::Route;
 use crate::packet::Direction;
 use crate::tcp::Endpoint;
 use crate::workload::FlowPlan;

@@ -15,7 +15,7 @@ use std::fmt;
 use super::conn::Conn;
 use super::recorder::Snapshot;
 use crate::engine::time::{from_millis, from_secs};
-use crate::net::dumbbell::LinkId;
+use crate::net::LinkId;
 use crate::net::Link;
 use crate::packet::Packet;
 use crate::config::ConfigError;
@@ -106,6 +106,11 @@ pub fn estimate(s: &Scenario) -> Estimate {
     let window = duration - s.warmup_s;
     let m = &s.metrics;
     let copies = |column_bytes: f64, recorded: f64| recorded + column_bytes;
+    let Ok(layout) = s.layout() else {
+        return Estimate { memory_bytes: 0.0, events: 0.0, terms };
+    };
+    // Recorded links: each has rows in the sampled tables and a sojourn histogram.
+    let rec = layout.recorded.len() as f64;
 
     // Sampled tables: their row counts follow from the metrics settings alone.
     let intervals = from_secs(window).div_ceil(from_secs(m.interval_s).max(1)) as f64;
@@ -113,8 +118,8 @@ pub fn estimate(s: &Scenario) -> Estimate {
     terms.push(Term {
         path: "metrics.interval_s".into(),
         value: number(m.interval_s),
-        what: format!("{:.3e} rows of the links table", 2.0 * intervals),
-        bytes: 2.0 * intervals * link_row,
+        what: format!("{:.3e} rows of the links table", rec * intervals),
+        bytes: rec * intervals * link_row,
     });
     events += intervals;
     if m.queue_sample_ms > 0.0 {
@@ -124,8 +129,8 @@ pub fn estimate(s: &Scenario) -> Estimate {
         terms.push(Term {
             path: "metrics.queue_sample_ms".into(),
             value: number(m.queue_sample_ms),
-            what: format!("{:.3e} rows of the queue_samples and aqm_samples tables", 2.0 * samples),
-            bytes: 2.0 * samples * row,
+            what: format!("{:.3e} rows of the queue_samples and aqm_samples tables", rec * samples),
+            bytes: rec * samples * row,
         });
         events += samples;
     }
@@ -189,36 +194,37 @@ pub fn estimate(s: &Scenario) -> Estimate {
 
     // Hosts: two access links each, with their queues and AQM tables.
     let t = &s.topology;
-    let hosts = (t.clients + t.servers) as f64;
+    let (clients, servers) = (layout.client_routers.len(), layout.server_routers.len());
+    let hosts = (clients + servers) as f64;
     let per_link = std::mem::size_of::<Link>() as f64 + 64.0 * 4.0;
     let access_tables = aqm_table_bytes(&t.access_queue);
     terms.push(Term {
         path: "topology.clients".into(),
-        value: format!("{} clients and {} servers", t.clients, t.servers),
+        value: format!("{clients} clients and {servers} servers"),
         what: format!("{:.3e} access links", 2.0 * hosts),
         bytes: 2.0 * hosts * (per_link + access_tables),
     });
-    let b = &t.bottleneck;
-    let up = b.up_queue.as_ref().unwrap_or(&b.queue);
     let queued = |q: &QueueConfig| q.effective_limits().0.map_or(0.0, |l| l as f64) * (std::mem::size_of::<Packet>() + 4) as f64;
+    let core_path = if t.bottleneck.is_some() { "topology.bottleneck.queue" } else { "topology.links" };
     terms.push(Term {
-        path: "topology.bottleneck.queue".into(),
+        path: core_path.into(),
         value: "{...}".into(),
-        what: "the bottleneck queues, full, and their AQM tables".into(),
-        bytes: aqm_table_bytes(&b.queue) + aqm_table_bytes(up) + queued(&b.queue) + queued(up),
+        what: format!("the queues of {} router-to-router links, full, and their AQM tables", layout.core.len()),
+        bytes: layout.core.iter().map(|c| per_link + aqm_table_bytes(&c.queue) + queued(&c.queue)).sum(),
     });
     let bins = (from_millis(m.sojourn_max_ms) / from_millis(m.sojourn_bin_ms).max(1)) as f64 + 1.0;
     terms.push(Term {
         path: "metrics.sojourn_bin_ms".into(),
         value: number(m.sojourn_bin_ms),
         what: format!("{bins:.3e} histogram bins"),
-        bytes: 2.0 * bins * 8.0,
+        bytes: rec * bins * 8.0,
     });
 
     if tcp {
         // Full-size segments through the bottleneck in both directions, the whole run.
         let segment = 1500.0;
-        events += EVENTS_PER_PACKET * 2.0 * b.rate_bps / 8.0 / segment * duration;
+        let rates: f64 = layout.recorded.iter().map(|(l, _)| layout.core[*l as usize].rate_bps).sum();
+        events += EVENTS_PER_PACKET * rates / 8.0 / segment * duration;
     }
     terms.sort_by(|a, b| b.bytes.total_cmp(&a.bytes));
     Estimate { memory_bytes: terms.iter().map(|t| t.bytes).sum(), events, terms }

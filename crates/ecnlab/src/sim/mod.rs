@@ -18,11 +18,11 @@ mod network;
 mod recorder;
 
 use std::collections::HashMap;
+use std::ops::Range;
 use std::time::Instant;
 
 use crate::engine::{EventQueue, SimTime};
-use crate::net::dumbbell::BOTTLENECK_DOWN;
-use crate::net::Dumbbell;
+use crate::net::{LinkId, Network};
 use crate::packet::{PacketId, PacketKind, PacketPool};
 use crate::scenario::Scenario;
 use crate::tcp::TcpParams;
@@ -73,19 +73,22 @@ pub struct Simulation {
     events: EventQueue<Ev>,
     n_events: u64,
     pool: PacketPool,
-    net: Dumbbell,
-    /// Delay line index per (direction, extra delay): consulted when a flow opens, never per packet.
-    line_of: HashMap<(u8, SimTime), u32>,
-    path_rtt: SimTime,
+    net: Network,
+    /// Delay line index per (link it follows, delay): consulted when a flow opens, never per packet.
+    line_of: HashMap<(LinkId, SimTime), u32>,
     delay_grid: SimTime,
     conns: Vec<Conn>,
     free_conns: Vec<u32>,
     workloads: Vec<WorkloadState>,
+    /// The client and server hosts of each workload (empty for packet sources).
+    workload_hosts: Vec<(Range<u32>, Range<u32>)>,
+    /// The link each packet source's packets enter (`LinkId::MAX` for other workloads).
+    source_links: Vec<LinkId>,
     out: Vec<PacketId>,
     dropped: Vec<PacketId>,
     rec: Recorder,
     next_flow: u64,
-    /// Scripted loss: drop the n-th packet (0-based) of a kind entering the bottleneck.
+    /// Scripted loss: drop the n-th packet (0-based) of a kind entering a recorded link.
     scripted_drop: Option<(PacketKind, u64)>,
     scripted_seen: u64,
     orphans: u64,
@@ -94,8 +97,8 @@ pub struct Simulation {
 }
 
 impl Simulation {
-    /// Drops the `nth` (0-based) packet of `kind` that reaches either bottleneck queue, before
-    /// the queue sees it: a scripted loss for protocol tests.
+    /// Drops the `nth` (0-based) packet of `kind` that reaches a recorded link's queue (the
+    /// dumbbell's bottleneck, either direction), before the queue sees it: a scripted loss for protocol tests.
     pub fn drop_nth_of_kind(&mut self, kind: PacketKind, nth: usize) {
         self.scripted_drop = Some((kind, nth as u64));
     }
@@ -153,9 +156,8 @@ impl Simulation {
                 if let Some(t) = next {
                     self.events.push(t, Ev::Arrive(l));
                 }
-                let p = self.pool.get(id);
-                if p.kind == PacketKind::Other && l <= BOTTLENECK_DOWN {
-                    // Unresponsive packets leave the network after the bottleneck.
+                if self.pool.get(id).kind == PacketKind::Other {
+                    // Unresponsive packets leave the network after the link they entered.
                     self.pool.free(id);
                 } else {
                     self.forward(id);

@@ -4,8 +4,8 @@
 use super::conn::{Conn, FlowKind, Opening, Timer, OFF};
 use super::{Ev, Simulation};
 use crate::engine::SimTime;
-use crate::net::dumbbell::{LinkId, Route, BOTTLENECK_DOWN, NO_LINE};
-use crate::net::{DelayLine, Hop, LinkWake, Offer};
+use crate::net::topology::NO_LINE;
+use crate::net::{DelayLine, Hop, LinkId, LinkWake, Offer, Route};
 use crate::packet::{Direction, Packet, PacketId, PacketKind};
 use crate::tcp::{Endpoint, Role, SegmentCtx, TcpEvents};
 use crate::workload::{ConnSpec, FlowPlan};
@@ -14,12 +14,7 @@ impl Simulation {
     /// Moves a packet to the next stage of its path.
     pub(super) fn forward(&mut self, id: PacketId) {
         let p = self.pool.get(id);
-        let route = if p.kind == PacketKind::Other {
-            Route { client: 0, server: 0, line_up: NO_LINE, line_down: NO_LINE }
-        } else {
-            self.conns[p.flow as usize].route
-        };
-        let (stage, next) = self.net.stage(p.dir, p.hop, &route);
+        let (stage, next) = self.net.stage(p.dir, p.hop, &self.conns[p.flow as usize].route);
         self.pool.get_mut(id).hop = next;
         match stage {
             Hop::Link(l) => self.send_on_link(l, id),
@@ -30,7 +25,7 @@ impl Simulation {
 
     pub(super) fn send_on_link(&mut self, l: LinkId, id: PacketId) {
         if let Some((kind, nth)) = self.scripted_drop {
-            if l <= BOTTLENECK_DOWN && self.pool.get(id).kind == kind {
+            if self.rec.slot_of(l).is_some() && self.pool.get(id).kind == kind {
                 self.scripted_seen += 1;
                 if self.scripted_seen == nth + 1 {
                     self.drop_packet(id);
@@ -68,22 +63,20 @@ impl Simulation {
 
     /// A packet left link `l`'s queue and reaches the far end at `arrive`.
     pub(super) fn launch(&mut self, l: LinkId, id: PacketId, arrive: SimTime) {
-        if l <= BOTTLENECK_DOWN {
-            let p = self.pool.get(id);
+        let p = self.pool.get(id);
+        if let Some(slot) = self.rec.slot_of(l) {
             if self.now >= self.rec.warmup {
-                let waited = self.now - p.enqueued_at;
-                let bin = ((waited / self.rec.sojourn_bin) as usize).min(self.rec.sojourn_bins - 1);
-                self.rec.sojourn[l as usize][bin] += 1;
+                self.rec.count_sojourn(slot, self.now - p.enqueued_at);
             }
-            // The delay line after a bottleneck is fed by it alone, in order: the packet can
-            // enter it now with the time it reaches it.
-            if p.kind != PacketKind::Other {
-                let route = self.conns[p.flow as usize].route;
-                if let (Hop::Line(k), next) = self.net.stage(p.dir, p.hop, &route) {
-                    self.pool.get_mut(id).hop = next;
-                    self.enter_line(k, id, arrive);
-                    return;
-                }
+        }
+        // A delay line is fed by the link before it alone, in order: the packet can enter it
+        // now with the time it reaches it.
+        if self.net.feeds_line[l as usize] && p.kind != PacketKind::Other {
+            let route = self.conns[p.flow as usize].route;
+            if let (Hop::Line(k), next) = self.net.stage(p.dir, p.hop, &route) {
+                self.pool.get_mut(id).hop = next;
+                self.enter_line(k, id, arrive);
+                return;
             }
         }
         if let Some(t) = self.net.links[l as usize].put_on_wire(id, arrive) {
@@ -218,12 +211,21 @@ impl Simulation {
 
 
     pub(super) fn open(&mut self, spec: ConnSpec, kind: FlowKind) {
-        let extra = spec.rtt.map_or(0, |r| r.saturating_sub(self.path_rtt));
+        let hosts = &self.workload_hosts[spec.workload as usize];
+        let (client, server) = (hosts.0.start + spec.client, hosts.1.start + spec.server);
+        let (a, z) = (self.net.clients[client as usize].router, self.net.servers[server as usize].router);
+        // Routes were checked with the scenario: every pair of a workload's routers is joined.
+        let up = self.net.path(a, z).expect("a route from the client's router");
+        let down = self.net.path(z, a).expect("a route from the server's router");
+        let mut route = Route { client, server, line_up: NO_LINE, line_down: NO_LINE, up, down };
+        let path_rtt = self.net.path_delay_ns(&route);
+        let extra = spec.rtt.map_or(0, |r| r.saturating_sub(path_rtt));
         // Round the extra delay to the grid; half goes on the way up, the rest on the way down.
         let extra = (extra + self.delay_grid / 2) / self.delay_grid * self.delay_grid;
-        let (line_up, line_down) =
-            if extra == 0 { (NO_LINE, NO_LINE) } else { (self.line(Direction::Up, extra / 2), self.line(Direction::Down, extra - extra / 2)) };
-        let route = Route { client: spec.client, server: spec.server, line_up, line_down };
+        if extra > 0 {
+            route.line_up = self.line(self.net.line_after(Direction::Up, &route), extra / 2);
+            route.line_down = self.line(self.net.line_after(Direction::Down, &route), extra - extra / 2);
+        }
         let (slot, gen) = match self.free_conns.pop() {
             Some(slot) => (slot, self.conns[slot as usize].gen.wrapping_add(1)),
             None => (self.conns.len() as u32, 1),
@@ -255,7 +257,7 @@ impl Simulation {
             workload: spec.workload,
             kind,
             plan: spec.plan,
-            rtt_ms: (self.path_rtt + extra) as f64 / 1e6,
+            rtt_ms: (path_rtt + extra) as f64 / 1e6,
             rwnd,
             session: spec.session,
             browser: spec.browser,
@@ -278,12 +280,13 @@ impl Simulation {
         self.flush(slot, false);
     }
 
-    /// The delay line for `delay` in direction `dir`, created on first use.
-    pub(super) fn line(&mut self, dir: Direction, delay: SimTime) -> u32 {
-        let lines = &mut self.net.lines;
-        *self.line_of.entry((dir as u8, delay)).or_insert_with(|| {
-            lines.push(DelayLine::new(delay));
-            (lines.len() - 1) as u32
+    /// The delay line of `delay` after link `after`, created on first use.
+    fn line(&mut self, after: LinkId, delay: SimTime) -> u32 {
+        let net = &mut self.net;
+        *self.line_of.entry((after, delay)).or_insert_with(|| {
+            net.lines.push(DelayLine::new(delay));
+            net.feeds_line[after as usize] = true;
+            (net.lines.len() - 1) as u32
         })
     }
 }

@@ -7,7 +7,7 @@ use crate::engine::time::{from_millis, from_secs, to_secs};
 use crate::scenario::MetricsConfig;
 use crate::engine::SimTime;
 use crate::metrics::{Column, Results, StrColumn, Table, Value};
-use crate::net::dumbbell::{LinkId, BOTTLENECK_DOWN, BOTTLENECK_UP};
+use crate::net::{LinkId, Network};
 use crate::net::link::LinkStats;
 use crate::packet::{Direction, PacketKind};
 use crate::workload::FlowPlan;
@@ -97,14 +97,14 @@ pub(super) struct Recorder {
     pub(super) sojourn_bins: usize,
     pub(super) exchanges: ExchangeRows,
     pub(super) flows: FlowRows,
-    /// Links-table rows: (link, previous snapshot, current snapshot).
-    pub(super) intervals: Vec<(LinkId, Snapshot, Snapshot)>,
-    pub(super) last: [Snapshot; 2],
-    pub(super) at_warmup: [Snapshot; 2],
+    /// The recorded links, and each network link's index among them (`NOT_RECORDED` if none).
+    pub(super) links: Vec<RecordedLink>,
+    slot: Vec<u32>,
+    /// Links-table rows: (recorded link, previous snapshot, current snapshot).
+    pub(super) intervals: Vec<(u32, Snapshot, Snapshot)>,
     pub(super) samples: (StrColumn, Vec<f64>, Vec<u64>, Vec<u64>),
     /// AQM control variables: link, time, variable, value (sampled with the queues).
     pub(super) aqm_samples: (StrColumn, Vec<f64>, StrColumn, Vec<f64>),
-    pub(super) sojourn: [Vec<u64>; 2],
     pub(super) exchanges_started: u64,
     /// Payload bytes the workloads asked to send in the window, by direction (`[up, down]`):
     /// requests and responses of exchanges that started in it, finite bulk transfers that
@@ -117,12 +117,43 @@ pub(super) struct Recorder {
     pub(super) next_exchange: u64,
 }
 
+/// A link whose queue the run records.
+pub(super) struct RecordedLink {
+    pub(super) id: LinkId,
+    /// Its name in the tables, and the suffix of its summary keys.
+    pub(super) name: String,
+    pub(super) key: String,
+    pub(super) last: Snapshot,
+    pub(super) at_warmup: Snapshot,
+    /// Sojourn-time histogram of the packets that left its queue in the window.
+    pub(super) sojourn: Vec<u64>,
+}
+
+const NOT_RECORDED: u32 = u32::MAX;
 
 impl Recorder {
-    pub(super) fn new(m: &MetricsConfig, warmup: SimTime) -> Recorder {
+    /// `recorded`: the links to record, with the suffix of their summary keys.
+    pub(super) fn new(m: &MetricsConfig, warmup: SimTime, net: &Network, recorded: Vec<(LinkId, String)>) -> Recorder {
         let sojourn_bin = from_millis(m.sojourn_bin_ms).max(1);
         let sojourn_bins = (from_millis(m.sojourn_max_ms) / sojourn_bin) as usize + 1;
+        let mut slot = vec![NOT_RECORDED; net.links.len()];
+        for (i, (l, _)) in recorded.iter().enumerate() {
+            slot[*l as usize] = i as u32;
+        }
+        let links = recorded
+            .into_iter()
+            .map(|(id, key)| RecordedLink {
+                id,
+                name: net.link_names[id as usize].clone(),
+                key,
+                last: Snapshot::default(),
+                at_warmup: Snapshot::default(),
+                sojourn: vec![0; sojourn_bins],
+            })
+            .collect();
         Recorder {
+            links,
+            slot,
             warmup,
             interval: from_secs(m.interval_s).max(1),
             sample_every: from_millis(m.queue_sample_ms),
@@ -133,17 +164,28 @@ impl Recorder {
             exchanges: ExchangeRows::default(),
             flows: FlowRows::default(),
             intervals: Vec::new(),
-            last: Default::default(),
-            at_warmup: Default::default(),
             samples: Default::default(),
             aqm_samples: Default::default(),
-            sojourn: [vec![0; sojourn_bins], vec![0; sojourn_bins]],
             exchanges_started: 0,
             offered_bytes: [0; 2],
             goodput_bytes: [0; 2],
             response_bytes_delivered: 0,
             next_exchange: 0,
         }
+    }
+
+    /// The index of link `l` among the recorded links, if it is one.
+    #[inline]
+    pub(super) fn slot_of(&self, l: LinkId) -> Option<u32> {
+        let s = self.slot[l as usize];
+        (s != NOT_RECORDED).then_some(s)
+    }
+
+    /// A packet left the queue of recorded link `slot` after `waited` in it.
+    #[inline]
+    pub(super) fn count_sojourn(&mut self, slot: u32, waited: SimTime) {
+        let bin = ((waited / self.sojourn_bin) as usize).min(self.sojourn_bins - 1);
+        self.links[slot as usize].sojourn[bin] += 1;
     }
 }
 
@@ -154,10 +196,10 @@ impl Simulation {
     }
 
     pub(super) fn on_warmup(&mut self) {
-        for l in [BOTTLENECK_UP, BOTTLENECK_DOWN] {
-            let s = self.snapshot(l);
-            self.rec.at_warmup[l as usize] = s.clone();
-            self.rec.last[l as usize] = s;
+        for i in 0..self.rec.links.len() {
+            let s = self.snapshot(self.rec.links[i].id);
+            self.rec.links[i].at_warmup = s.clone();
+            self.rec.links[i].last = s;
         }
         for c in self.conns.iter_mut().filter(|c| c.live) {
             c.delivered_at_warmup = c.delivered_by_direction();
@@ -182,27 +224,28 @@ impl Simulation {
     }
 
     pub(super) fn close_interval(&mut self) {
-        for l in [BOTTLENECK_UP, BOTTLENECK_DOWN] {
-            let s = self.snapshot(l);
-            let prev = std::mem::replace(&mut self.rec.last[l as usize], s.clone());
+        for i in 0..self.rec.links.len() {
+            let s = self.snapshot(self.rec.links[i].id);
+            let prev = std::mem::replace(&mut self.rec.links[i].last, s.clone());
             if s.t > prev.t {
-                self.rec.intervals.push((l, prev, s));
+                self.rec.intervals.push((i as u32, prev, s));
             }
         }
     }
 
     pub(super) fn on_sample(&mut self) {
-        for l in [BOTTLENECK_UP, BOTTLENECK_DOWN] {
+        for rl in &self.rec.links {
+            let l = rl.id;
             let q = &self.net.links[l as usize].queue;
             let s = &mut self.rec.samples;
-            s.0.push(link_name(l));
+            s.0.push(&rl.name);
             s.1.push(to_secs(self.now));
             s.2.push(q.len_pkts() as u64);
             s.3.push(q.len_bytes());
             let (now, a) = (self.now, &mut self.rec.aqm_samples);
             self.net.links[l as usize].sync_idle(now);
             self.net.links[l as usize].queue.sample_aqm(now, &mut |name, v| {
-                a.0.push(link_name(l));
+                a.0.push(&rl.name);
                 a.1.push(to_secs(now));
                 a.2.push(name);
                 a.3.push(v);
@@ -234,15 +277,12 @@ impl Simulation {
     }
 
 
-    /// Cumulative counters of a bottleneck direction and the packets it holds now, queued or
-    /// being serialized (for tests and tools).
-    pub fn bottleneck_counters(&mut self, dir: Direction) -> (QueueStats, LinkStats, u64) {
-        let l = match dir {
-            Direction::Up => BOTTLENECK_UP,
-            Direction::Down => BOTTLENECK_DOWN,
-        };
+    /// Cumulative counters of the link named `name` (e.g. `bottleneck_up`) and the packets it
+    /// holds now, queued or being serialized (for tests and tools).
+    pub fn link_counters(&mut self, name: &str) -> Option<(QueueStats, LinkStats, u64)> {
+        let l = self.net.link_id(name)?;
         let s = self.snapshot(l);
-        (s.queue, s.link, self.net.links[l as usize].held_at(self.now))
+        Some((s.queue, s.link, self.net.links[l as usize].held_at(self.now)))
     }
 
     /// Ends the run at the current time and returns its tables and summary. Connections still
@@ -347,8 +387,8 @@ impl Simulation {
         let names = link_column_names();
         let mut cols: Vec<Vec<f64>> = vec![Vec::new(); names.len()];
         let mut links = StrColumn::default();
-        for (l, a, b) in &self.rec.intervals {
-            links.push(link_name(*l));
+        for (i, a, b) in &self.rec.intervals {
+            links.push(&self.rec.links[*i as usize].name);
             let row = link_row(a, b);
             debug_assert_eq!(row.len(), names.len());
             for (c, v) in cols.iter_mut().zip(row) {
@@ -367,9 +407,10 @@ impl Simulation {
         t
     }
 
-    pub(super) fn window_queue(&mut self, l: LinkId) -> (QueueStats, LinkStats) {
-        let now = self.snapshot(l);
-        let w = &self.rec.at_warmup[l as usize];
+    /// The counters of recorded link `i` over the measurement window.
+    pub(super) fn window_queue(&mut self, i: usize) -> (QueueStats, LinkStats) {
+        let now = self.snapshot(self.rec.links[i].id);
+        let w = &self.rec.links[i].at_warmup;
         (diff_queue(&now.queue, &w.queue), diff_link(&now.link, &w.link))
     }
 
@@ -377,14 +418,14 @@ impl Simulation {
         let (mut link, mut kind, mut outcome, mut reason) =
             (StrColumn::default(), StrColumn::default(), StrColumn::default(), StrColumn::default());
         let mut packets = vec![];
-        for l in [BOTTLENECK_UP, BOTTLENECK_DOWN] {
-            let (q, _) = self.window_queue(l);
+        for i in 0..self.rec.links.len() {
+            let (q, _) = self.window_queue(i);
             for k in PacketKind::ALL {
                 for o in Outcome::ALL {
                     for r in Reason::ALL {
                         let n = q.count(k, o, r);
                         if n > 0 {
-                            link.push(link_name(l));
+                            link.push(&self.rec.links[i].name);
                             kind.push(k.name());
                             outcome.push(o.name());
                             reason.push(r.name());
@@ -434,10 +475,10 @@ impl Simulation {
     pub(super) fn sojourn_table(&self) -> Table {
         let (mut link, mut lo, mut hi, mut n) = (StrColumn::default(), vec![], vec![], vec![]);
         let bin_ms = self.rec.sojourn_bin as f64 / 1e6;
-        for l in [BOTTLENECK_UP, BOTTLENECK_DOWN] {
-            for (i, &c) in self.rec.sojourn[l as usize].iter().enumerate() {
+        for rl in &self.rec.links {
+            for (i, &c) in rl.sojourn.iter().enumerate() {
                 if c > 0 {
-                    link.push(link_name(l));
+                    link.push(&rl.name);
                     lo.push(i as f64 * bin_ms);
                     let last = i + 1 == self.rec.sojourn_bins;
                     hi.push(if last { f64::INFINITY } else { (i + 1) as f64 * bin_ms });
@@ -457,17 +498,19 @@ impl Simulation {
         let window_s = to_secs(window);
         let mut s: Vec<(String, Value)> = Vec::new();
         let mut f = |k: &str, v: f64| s.push((k.to_string(), Value::F64(v)));
-        let mut per_dir = Vec::new();
-        for l in [BOTTLENECK_UP, BOTTLENECK_DOWN] {
-            let (q, link) = self.window_queue(l);
+        // Per recorded link: utilization, loss rate, mark rate, mean queue, delivered bit/s.
+        let mut per_link = Vec::new();
+        for i in 0..self.rec.links.len() {
+            let (q, link) = self.window_queue(i);
             let arrivals = q.arrivals() + link.random_losses;
             let lost = q.total(Outcome::Dropped, None) + link.random_losses;
-            per_dir.push((
+            per_link.push([
                 link.busy_ns as f64 / window as f64,
                 ratio(lost, arrivals),
                 ratio(q.total(Outcome::Marked, None), arrivals),
                 q.area_pkts_ns as f64 / window as f64,
-            ));
+                link.delivered_bytes as f64 * 8.0 / window_s,
+            ]);
         }
         let ex = results.table("exchanges");
         let completed = ex.bools("completed").iter().filter(|c| **c).count() as u64;
@@ -477,14 +520,11 @@ impl Simulation {
         f("sim_s", to_secs(self.now));
         f("warmup_s", to_secs(self.rec.warmup));
         f("window_s", window_s);
-        f("utilization_up", per_dir[0].0);
-        f("utilization_down", per_dir[1].0);
-        f("loss_rate_up", per_dir[0].1);
-        f("loss_rate_down", per_dir[1].1);
-        f("mark_rate_up", per_dir[0].2);
-        f("mark_rate_down", per_dir[1].2);
-        f("mean_queue_pkts_up", per_dir[0].3);
-        f("mean_queue_pkts_down", per_dir[1].3);
+        for (m, measure) in ["utilization", "loss_rate", "mark_rate", "mean_queue_pkts"].iter().enumerate() {
+            for (rl, v) in self.rec.links.iter().zip(&per_link) {
+                f(&format!("{measure}_{}", rl.key), v[m]);
+            }
+        }
         f("goodput_bps", goodput as f64 * 8.0 / window_s);
         let (up, down) = (Direction::Up as usize, Direction::Down as usize);
         let bps = |bytes: u64| bytes as f64 * 8.0 / window_s;
@@ -492,12 +532,9 @@ impl Simulation {
         f("offered_bps_up", bps(self.rec.offered_bytes[up]));
         f("goodput_bps_down", bps(self.rec.goodput_bytes[down]));
         f("goodput_bps_up", bps(self.rec.goodput_bytes[up]));
-        let wire = |l: LinkId| {
-            let (a, b) = (&self.rec.at_warmup[l as usize].link, self.net.links[l as usize].stats_at(self.now));
-            bps(b.delivered_bytes - a.delivered_bytes)
-        };
-        f("delivered_bps_down", wire(BOTTLENECK_DOWN));
-        f("delivered_bps_up", wire(BOTTLENECK_UP));
+        for (rl, v) in self.rec.links.iter().zip(&per_link) {
+            f(&format!("delivered_bps_{}", rl.key), v[4]);
+        }
         f(
             "normalized_throughput",
             if self.rec.offered_bytes[Direction::Down as usize] > 0 {
@@ -508,8 +545,8 @@ impl Simulation {
         );
         f("mean_response_time_s", if rts.is_empty() { f64::NAN } else { rts.iter().sum::<f64>() / rts.len() as f64 });
         f("wall_s_core", self.wall_start.elapsed().as_secs_f64());
-        let data_pkts = self.net.links[BOTTLENECK_UP as usize].stats_at(self.now).delivered_data_pkts
-            + self.net.links[BOTTLENECK_DOWN as usize].stats_at(self.now).delivered_data_pkts;
+        // Since the start of the run (the benchmark's measure of work), over the recorded links.
+        let data_pkts: u64 = self.rec.links.iter().map(|rl| self.net.links[rl.id as usize].stats_at(self.now).delivered_data_pkts).sum();
         let flows_started = flows.rows() as u64;
         let flows_completed = flows.bools("completed").iter().filter(|c| **c).count() as u64;
         let mut u = |k: &str, v: u64| s.push((k.to_string(), Value::U64(v)));
@@ -523,7 +560,6 @@ impl Simulation {
         s.push(("name".into(), Value::Str(self.scenario.name.clone())));
         s
     }
-
 }
 
 /// Columns of the links table after `link`, in the order [`link_row`] fills them.
@@ -571,14 +607,6 @@ fn ratio(a: u64, b: u64) -> f64 {
         0.0
     } else {
         a as f64 / b as f64
-    }
-}
-
-fn link_name(l: LinkId) -> &'static str {
-    if l == BOTTLENECK_UP {
-        "bottleneck_up"
-    } else {
-        "bottleneck_down"
     }
 }
 

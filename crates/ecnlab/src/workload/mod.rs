@@ -35,6 +35,15 @@ pub enum DirectionName {
     Up,
 }
 
+impl DirectionName {
+    pub fn name(self) -> &'static str {
+        match self {
+            DirectionName::Down => "down",
+            DirectionName::Up => "up",
+        }
+    }
+}
+
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum ArrivalProcess {
@@ -93,6 +102,14 @@ pub struct BulkParams {
     /// (e.g. CUBIC with ABE for one group, NewReno without ECN for another).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tcp: Option<Box<TcpConfig>>,
+    /// The client host group its connections start from (`topology`: the dumbbell's
+    /// `clients`, a parking lot's `long` or `cross{i}`, a graph's `client_groups`); default:
+    /// every client host.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_group: Option<String>,
+    /// The server host group its connections go to; default: every server host.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_group: Option<String>,
 }
 
 /// Parameters of `kind = "exchanges"`: request/response exchanges on connections opened by a
@@ -126,6 +143,14 @@ pub struct ExchangesParams {
     /// Receiver window of both ends (bytes).
     #[serde(default = "default_rwnd")]
     pub rwnd_bytes: Dist,
+    /// The client host group its connections start from (`topology`: the dumbbell's
+    /// `clients`, a parking lot's `long` or `cross{i}`, a graph's `client_groups`); default:
+    /// every client host.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_group: Option<String>,
+    /// The server host group its connections go to; default: every server host.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_group: Option<String>,
 }
 
 /// Parameters of `kind = "packet_source"`: unresponsive packets injected at the router.
@@ -148,6 +173,10 @@ pub struct PacketSourceParams {
     /// Send packets as ECT(0).
     #[serde(default)]
     pub ect: bool,
+    /// The router-to-router link its packets enter (and leave the network after); default:
+    /// the dumbbell's bottleneck in `direction` (required in other topologies).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub link: Option<String>,
 }
 
 /// One request/response exchange of a connection.
@@ -297,7 +326,7 @@ pub struct PacketSource {
 
 impl PacketSource {
     pub fn new(index: u32, p: &PacketSourceParams, seed: u64, duration_s: f64) -> PacketSource {
-        let PacketSourceParams { process, rate_pps, size_bytes, direction: dir, start_s, stop_s, ect } = p;
+        let PacketSourceParams { process, rate_pps, size_bytes, direction: dir, start_s, stop_s, ect, .. } = p;
         let mut rng = Rng::stream(seed, StreamId { purpose: purpose::SOURCE, a: index, b: 0 });
         let mean_gap_s = 1.0 / rate_pps;
         let first = match process {
@@ -334,6 +363,8 @@ mod tests {
 
     fn exchanges(rate: f64) -> ExchangesParams {
         ExchangesParams {
+            client_group: None,
+            server_group: None,
             arrival_rate_per_s: rate,
             start_s: 0.0,
             stop_s: None,
@@ -376,6 +407,8 @@ mod tests {
     #[test]
     fn bulk_flows_spread_over_hosts() {
         let w = BulkParams {
+            client_group: None,
+            server_group: None,
             flows: 5,
             direction: DirectionName::Down,
             bytes: None,

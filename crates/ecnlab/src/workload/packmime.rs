@@ -60,6 +60,14 @@ pub struct PackMimeParams {
     /// Receiver window of both ends (bytes) (default 16384, seed 004's 16 KB windows).
     #[serde(default = "default_rwnd")]
     pub rwnd_bytes: Dist,
+    /// The client host group its connections start from (`topology`: the dumbbell's
+    /// `clients`, a parking lot's `long` or `cross{i}`, a graph's `client_groups`); default:
+    /// every client host.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_group: Option<String>,
+    /// The server host group its connections go to; default: every server host.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_group: Option<String>,
 }
 
 fn default_p_persistent() -> f64 {
@@ -75,6 +83,8 @@ fn default_rwnd() -> Dist {
 impl PackMimeParams {
     pub fn with_rate(rate_per_s: f64) -> PackMimeParams {
         PackMimeParams {
+            client_group: None,
+            server_group: None,
             rate_per_s,
             http_1_1: false,
             p_persistent: default_p_persistent(),

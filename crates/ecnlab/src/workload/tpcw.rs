@@ -123,6 +123,14 @@ pub struct TpcwParams {
     /// Receiver window of both ends (bytes) (default 65536).
     #[serde(default = "default_rwnd")]
     pub rwnd_bytes: Dist,
+    /// The client host group its connections start from (`topology`: the dumbbell's
+    /// `clients`, a parking lot's `long` or `cross{i}`, a graph's `client_groups`); default:
+    /// every client host.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_group: Option<String>,
+    /// The server host group its connections go to; default: every server host.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_group: Option<String>,
 }
 
 fn default_think() -> f64 {
@@ -159,6 +167,8 @@ fn default_rwnd() -> Dist {
 impl TpcwParams {
     pub fn with_browsers(browsers: u32) -> TpcwParams {
         TpcwParams {
+            client_group: None,
+            server_group: None,
             browsers,
             think_mean_s: default_think(),
             think_max_s: default_think_max(),

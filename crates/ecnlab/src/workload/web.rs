@@ -89,6 +89,14 @@ pub struct WebSessionsParams {
     /// 64 KiB 45 %, seed 000).
     #[serde(default = "default_rwnd")]
     pub rwnd_bytes: Dist,
+    /// The client host group its connections start from (`topology`: the dumbbell's
+    /// `clients`, a parking lot's `long` or `cross{i}`, a graph's `client_groups`); default:
+    /// every client host.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_group: Option<String>,
+    /// The server host group its connections go to; default: every server host.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_group: Option<String>,
 }
 
 fn default_pages() -> Dist {
@@ -126,6 +134,8 @@ impl WebSessionsParams {
     /// A session workload with every default and the given session rate.
     pub fn with_rate(session_rate_per_s: f64) -> WebSessionsParams {
         WebSessionsParams {
+            client_group: None,
+            server_group: None,
             session_rate_per_s,
             start_s: 0.0,
             stop_s: None,
