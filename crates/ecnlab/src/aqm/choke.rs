@@ -11,8 +11,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::red::{Red, RedParams};
-use super::{valid, Context, Discipline, Enqueue, Fifo, Limits, PacketView, QueueDisc, QueueStats, Reason, Settings, Verdict};
-use super::Action;
+use super::{valid, Action, Context, Discipline, Enqueue, Fifo, Limits, PacketView, QueueDisc, QueueStats, Reason, Settings, Verdict};
 use crate::config::{check, ConfigError};
 use crate::engine::{Rng, SimTime};
 use crate::packet::{PacketId, PacketPool};

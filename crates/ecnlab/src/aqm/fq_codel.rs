@@ -87,6 +87,9 @@ enum List {
     Old,
 }
 
+/// Bytes of one flow queue's state (its packets aside), for the memory estimate.
+pub const QUEUE_STATE_BYTES: usize = std::mem::size_of::<FlowQueue>();
+
 #[derive(Debug)]
 struct FlowQueue {
     pkts: VecDeque<PacketId>,

@@ -640,7 +640,7 @@ mod tests {
     #[test]
     fn schema_mentions_every_section() {
         let schema = json_schema();
-        for key in ["topology", "bottleneck", "workloads", "packet_source", "lomax", "seed-2005", "web_sessions", "packmime_http", "tpcw_browsers", "mixture", "bounded_pareto"] {
+        for key in ["topology", "bottleneck", "workloads", "packet_source", "lomax", "seed-2005", "web_sessions", "packmime_http", "tpcw_browsers", "mixture", "bounded_pareto", "fq_codel", "ce_threshold_ms"] {
             assert!(schema.contains(key), "{key}");
         }
     }
