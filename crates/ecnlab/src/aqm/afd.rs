@@ -215,8 +215,7 @@ impl AqmAlgorithm for Afd {
 
     fn on_enqueue(&mut self, _q: &QueueView, pkt: &PacketView, now: SimTime) -> Verdict {
         self.catch_up(now);
-        let v = self.decide(pkt);
-        v
+        self.decide(pkt)
     }
 
     fn after_enqueue(&mut self, q: &QueueView, _kept: bool) {

@@ -286,8 +286,7 @@ impl AqmAlgorithm for Dcn {
 
     fn on_enqueue(&mut self, _q: &QueueView, pkt: &PacketView, now: SimTime) -> Verdict {
         self.catch_up(now);
-        let v = self.classify_and_decide(pkt, now);
-        v
+        self.classify_and_decide(pkt, now)
     }
 
     fn after_enqueue(&mut self, q: &QueueView, _kept: bool) {

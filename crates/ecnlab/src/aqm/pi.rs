@@ -156,8 +156,7 @@ impl AqmAlgorithm for Pi {
     fn on_enqueue(&mut self, _q: &QueueView, pkt: &PacketView, now: SimTime) -> Verdict {
         self.catch_up(now);
         let p = if self.params.byte_mode { byte_scaled(self.p, pkt.size, self.params.mean_pkt_bytes) } else { self.p };
-        let v = coin(&mut self.rng, p);
-        v
+        coin(&mut self.rng, p)
     }
 
     fn after_enqueue(&mut self, q: &QueueView, _kept: bool) {

@@ -164,3 +164,32 @@ disciplines! {
     /// FQ-CoDel: flow queueing with CoDel on each queue (RFC 8290).
     FqCodel = "fq_codel": FqCodelParams => Box<FqCodel>,
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::aqm::tests::{queue, sim_packet};
+    use crate::aqm::Outcome;
+    use crate::packet::{Ecn, PacketKind};
+
+    #[test]
+    fn every_kind_decodes_its_defaults_builds_and_passes_a_packet() {
+        for kind in AqmConfig::KINDS {
+            // The threshold marker has no default K.
+            let extra = if *kind == "threshold" { r#", "k_pkts": 50"# } else { "" };
+            let cfg: AqmConfig = serde_json::from_str(&format!(r#"{{"kind": "{kind}"{extra}}}"#)).unwrap();
+            cfg.validate("aqm").unwrap();
+            // The variant serializes back under the same kind.
+            assert_eq!(serde_json::to_value(&cfg).unwrap()["kind"], *kind);
+            let mut q = queue(cfg, (Some(100), None));
+            let mut pool = PacketPool::new();
+            let mut dropped = Vec::new();
+            let id = pool.alloc(sim_packet(PacketKind::Data, 1000, Ecn::NotEct));
+            assert_eq!(q.enqueue(&mut pool, id, 0, &mut dropped), Enqueue::Queued { marked: false }, "{kind}");
+            assert_eq!((q.len_pkts(), q.len_bytes()), (1, 1000), "{kind}");
+            assert_eq!(q.dequeue(&mut pool, 1, &mut dropped), Some((id, false)), "{kind}");
+            assert!(q.is_empty() && dropped.is_empty(), "{kind}");
+            assert_eq!(q.stats(1).total(Outcome::Enqueued, None), 1, "{kind}");
+        }
+    }
+}

@@ -157,13 +157,12 @@ impl AqmAlgorithm for Rem {
         self.catch_up(now);
         let p = &self.params;
         self.in_count += if p.byte_mode { pkt.size as f64 / p.mean_pkt_bytes as f64 } else { 1.0 };
-        let v = if p.mark_on_dequeue {
+        if p.mark_on_dequeue {
             Verdict::Pass
         } else {
             let prob = self.packet_prob(pkt);
             coin(&mut self.rng, prob)
-        };
-        v
+        }
     }
 
     fn after_enqueue(&mut self, q: &QueueView, _kept: bool) {
