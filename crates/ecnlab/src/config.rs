@@ -57,11 +57,6 @@ pub(crate) mod tagged {
     /// Separates an inner path from the message in an error's text.
     pub const INNER_PATH: char = '\u{1}';
 
-    /// A variant without parameters.
-    #[derive(Deserialize)]
-    #[serde(deny_unknown_fields)]
-    pub struct NoFields {}
-
     /// Reads a table, takes its `tag` out and checks it names a variant.
     pub fn split<'de, D: Deserializer<'de>>(
         d: D,

@@ -28,6 +28,7 @@ const AQMS: &[(&str, &str)] = &[
     ("rio_ps", r#"{"kind": "rio_ps"}"#),
     ("choke", r#"{"kind": "choke", "min_th_pkts": 5, "max_th_pkts": 15}"#),
     ("aecn", r#"{"kind": "aecn"}"#),
+    ("fq_codel", r#"{"kind": "fq_codel"}"#),
 ];
 
 /// TCP settings of each ECN mode.

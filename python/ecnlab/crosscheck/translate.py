@@ -66,6 +66,7 @@ _AQM_MISSING = {
     "rio_ps": "ns-2.35's RIO has no preferential treatment of short flows (RIO-PS)",
     "choke": "ns-2.35 has no CHOKe",
     "aecn": "ns-2.35 has no AECN",
+    "fq_codel": "ns-2.35 has no FQ-CoDel",
 }
 
 # DelayBox recognizes a SYN as a 40-byte segment with sequence number 0

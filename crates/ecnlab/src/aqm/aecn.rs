@@ -23,10 +23,9 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::red::{Red, RedParams};
-use super::{flow_key, flow_slot, valid, AqmAlgorithm, QueueView, Verdict};
+use super::{flow_slot, valid, AqmAlgorithm, Context, PacketView, QueueView, Settings, Verdict};
 use crate::engine::time::from_millis;
 use crate::engine::{Rng, SimTime};
-use crate::packet::Packet;
 use crate::config::{check, ConfigError};
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -63,8 +62,8 @@ impl Default for AecnParams {
     }
 }
 
-impl AecnParams {
-    pub fn validate(&self, path: &str) -> Result<(), ConfigError> {
+impl Settings for AecnParams {
+    fn validate(&self, path: &str) -> Result<(), ConfigError> {
         self.red.validate(&valid::field(path, "red"))?;
         valid::positive(self.n_ref_flows, path, "n_ref_flows")?;
         valid::non_negative(self.flow_exponent, path, "flow_exponent")?;
@@ -73,6 +72,10 @@ impl AecnParams {
         check(self.max_p_cap > 0.0, &valid::field(path, "max_p_cap"), self.max_p_cap, "must be positive")?;
         valid::period_ms(self.window_ms, path, "window_ms")?;
         check(self.table_size >= 1, &valid::field(path, "table_size"), self.table_size, "must be at least 1")
+    }
+
+    fn targets_pkts(&self) -> Vec<(&'static str, f64)> {
+        vec![("red.min_th_pkts", self.red.min_th_pkts)]
     }
 }
 
@@ -139,8 +142,8 @@ impl Aecn {
     }
 
     /// Counts the packet for its flow; returns the flow's rate in the previous window (bytes).
-    fn count(&mut self, pkt: &Packet) -> u64 {
-        let key = flow_key(pkt);
+    fn count(&mut self, pkt: &PacketView) -> u64 {
+        let key = pkt.flow;
         let slot = flow_slot(key, self.table.len());
         let e = &mut self.table[slot];
         if e.key != key {
@@ -181,7 +184,13 @@ impl Aecn {
 }
 
 impl AqmAlgorithm for Aecn {
-    fn on_enqueue(&mut self, q: &QueueView, pkt: &Packet, now: SimTime) -> Verdict {
+    type Params = AecnParams;
+
+    fn build(params: &AecnParams, ctx: Context) -> Aecn {
+        Aecn::new(params.clone(), ctx.rate_bps, ctx.rng)
+    }
+
+    fn on_enqueue(&mut self, q: &QueueView, pkt: &PacketView, now: SimTime) -> Verdict {
         self.roll(now);
         let flow_bytes = self.count(pkt);
         let max_p = self.flow_max_p(flow_bytes);

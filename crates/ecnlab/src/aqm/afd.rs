@@ -16,10 +16,9 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::pi::pi_law;
-use super::{after_enqueue, flow_key, flow_slot, valid, AqmAlgorithm, Periodic, QueueView, Verdict};
+use super::{flow_slot, valid, AqmAlgorithm, Context, PacketView, Periodic, QueueView, Settings, Verdict};
 use crate::engine::time::from_secs;
 use crate::engine::{Rng, SimTime};
-use crate::packet::Packet;
 use crate::config::{check, ConfigError};
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -49,8 +48,8 @@ impl Default for AfdParams {
     }
 }
 
-impl AfdParams {
-    pub fn validate(&self, path: &str) -> Result<(), ConfigError> {
+impl Settings for AfdParams {
+    fn validate(&self, path: &str) -> Result<(), ConfigError> {
         check(self.shadow_size >= 1, &valid::field(path, "shadow_size"), self.shadow_size, "must be at least 1")?;
         check(self.sample_one_in >= 1.0 && self.sample_one_in.is_finite(), &valid::field(path, "sample_one_in"), self.sample_one_in, "must be at least 1")?;
         valid::non_negative(self.alpha, path, "alpha")?;
@@ -60,6 +59,10 @@ impl AfdParams {
             valid::non_negative(q, path, "q_target_pkts")?;
         }
         check(self.m_min >= 1.0 && self.m_min <= self.shadow_size as f64, &valid::field(path, "m_min"), self.m_min, "must be in [1, shadow_size]")
+    }
+
+    fn targets_pkts(&self) -> Vec<(&'static str, f64)> {
+        self.q_target_pkts.map(|v| ("q_target_pkts", v)).into_iter().collect()
     }
 }
 
@@ -164,8 +167,8 @@ impl Afd {
     }
 
     /// Flow `pkt`'s entries in the shadow buffer (m_i).
-    pub fn m_i(&self, pkt: &Packet) -> u32 {
-        self.m.get(flow_key(pkt) + 1)
+    pub fn m_i(&self, pkt: &PacketView) -> u32 {
+        self.m.get(pkt.flow + 1)
     }
 
     fn catch_up(&mut self, now: SimTime) {
@@ -179,8 +182,8 @@ impl Afd {
     }
 
     /// Spec 9.2: sample into the shadow buffer, then signal with 1 - m_fair / m_i.
-    fn decide(&mut self, pkt: &Packet) -> Verdict {
-        let key = flow_key(pkt) + 1;
+    fn decide(&mut self, pkt: &PacketView) -> Verdict {
+        let key = pkt.flow + 1;
         if self.rng.uniform() * self.params.sample_one_in < 1.0 {
             self.stats.sampled += 1;
             if self.shadow.len() < self.params.shadow_size as usize {
@@ -202,14 +205,24 @@ impl Afd {
 }
 
 impl AqmAlgorithm for Afd {
-    fn on_enqueue(&mut self, q: &QueueView, pkt: &Packet, now: SimTime) -> Verdict {
-        self.catch_up(now);
-        let v = self.decide(pkt);
-        self.last = after_enqueue(q, v, self.params.ecn, pkt);
-        v
+    type Params = AfdParams;
+
+    fn build(params: &AfdParams, ctx: Context) -> Afd {
+        // The default target is a quarter of the packet limit (1500-B packets if only bytes).
+        let limit = ctx.limit_pkts.unwrap_or_else(|| (ctx.limit_bytes.unwrap_or(150_000) / 1500) as u32);
+        Afd::new(params.clone(), limit, ctx.rng)
     }
 
-    fn on_dequeue(&mut self, q: &QueueView, _pkt: &Packet, now: SimTime) -> Verdict {
+    fn on_enqueue(&mut self, _q: &QueueView, pkt: &PacketView, now: SimTime) -> Verdict {
+        self.catch_up(now);
+        self.decide(pkt)
+    }
+
+    fn after_enqueue(&mut self, q: &QueueView, _kept: bool) {
+        self.last = *q;
+    }
+
+    fn on_dequeue(&mut self, q: &QueueView, _pkt: &PacketView, now: SimTime) -> Verdict {
         self.catch_up(now);
         self.last = *q;
         Verdict::Pass
@@ -231,7 +244,7 @@ mod tests {
     use crate::aqm::tests::flow_packet;
     use crate::packet::Ecn;
 
-    fn pkt(flow: u32) -> Packet {
+    fn pkt(flow: u32) -> PacketView {
         flow_packet(flow, 1500, Ecn::NotEct)
     }
 
@@ -281,7 +294,7 @@ mod tests {
             a.on_enqueue(&q, &pkt(i * 7 % 23), 0);
         }
         for f in 0..23 {
-            let want = a.shadow.iter().filter(|&&k| k == flow_key(&pkt(f)) + 1).count() as u32;
+            let want = a.shadow.iter().filter(|&&k| k == pkt(f).flow + 1).count() as u32;
             assert_eq!(a.m_i(&pkt(f)), want);
         }
         assert_eq!(a.shadow.len(), 50);

@@ -23,11 +23,10 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::red::{AboveMax, Red, RedParams};
-use super::{valid, AqmAlgorithm, Periodic, QueueView, Verdict};
+use super::{valid, AqmAlgorithm, Context, PacketView, Periodic, QueueView, Settings, Verdict};
 use crate::engine::time::from_millis;
 use crate::engine::{Rng, SimTime};
 use crate::config::{check, ConfigError};
-use crate::packet::Packet;
 
 /// Adaptive RED parameters (spec 3; defaults ARED01 / ns-2).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -96,24 +95,6 @@ impl Default for AredParams {
 }
 
 impl AredParams {
-    pub fn validate(&self, path: &str) -> Result<(), ConfigError> {
-        valid::positive(self.target_delay_ms, path, "target_delay_ms")?;
-        valid::period_ms(self.interval_ms, path, "interval_ms")?;
-        valid::fraction(self.alpha_max, path, "alpha_max")?;
-        valid::fraction(self.beta, path, "beta")?;
-        valid::fraction(self.top, path, "top")?;
-        valid::fraction(self.bottom, path, "bottom")?;
-        check(
-            self.bottom <= self.top,
-            &valid::field(path, "bottom"),
-            self.bottom,
-            &format!("must not be above top ({})", self.top),
-        )?;
-        // The RED checks on what the user gave (automatic values are valid by construction,
-        // whatever the link rate).
-        self.red_params(1e7).validate(path)
-    }
-
     /// The RED parameters for a link of `link_rate_bps` (spec 3.1).
     pub fn red_params(&self, link_rate_bps: f64) -> RedParams {
         let c = link_rate_bps / (8.0 * self.mean_pkt_bytes.max(1) as f64);
@@ -156,6 +137,30 @@ impl AredParams {
                 decreases: 0,
             },
         }
+    }
+}
+
+impl Settings for AredParams {
+    fn validate(&self, path: &str) -> Result<(), ConfigError> {
+        valid::positive(self.target_delay_ms, path, "target_delay_ms")?;
+        valid::period_ms(self.interval_ms, path, "interval_ms")?;
+        valid::fraction(self.alpha_max, path, "alpha_max")?;
+        valid::fraction(self.beta, path, "beta")?;
+        valid::fraction(self.top, path, "top")?;
+        valid::fraction(self.bottom, path, "bottom")?;
+        check(
+            self.bottom <= self.top,
+            &valid::field(path, "bottom"),
+            self.bottom,
+            &format!("must not be above top ({})", self.top),
+        )?;
+        // The RED checks on what the user gave (automatic values are valid by construction,
+        // whatever the link rate).
+        self.red_params(1e7).validate(path)
+    }
+
+    fn targets_pkts(&self) -> Vec<(&'static str, f64)> {
+        self.min_th_pkts.map(|v| ("min_th_pkts", v)).into_iter().collect()
     }
 }
 
@@ -204,7 +209,13 @@ impl Ared {
 }
 
 impl AqmAlgorithm for Ared {
-    fn on_enqueue(&mut self, q: &QueueView, pkt: &Packet, now: SimTime) -> Verdict {
+    type Params = AredParams;
+
+    fn build(params: &AredParams, ctx: Context) -> Ared {
+        params.build(ctx.rate_bps, ctx.rng)
+    }
+
+    fn on_enqueue(&mut self, q: &QueueView, pkt: &PacketView, now: SimTime) -> Verdict {
         self.adapt_until(now);
         self.red.on_enqueue(q, pkt, now)
     }
@@ -228,7 +239,7 @@ mod tests {
     use super::*;
     use crate::aqm::tests::packet;
     use crate::aqm::{AqmAlgorithm, QueueView};
-    use crate::packet::{Ecn, PacketKind};
+    use crate::packet::Ecn;
 
     #[test]
     fn auto_configuration_matches_spec_vector() {
@@ -247,7 +258,7 @@ mod tests {
 
     /// Holds the average at `q` (w_q 1) for `secs` with one arrival per ms.
     fn run(red: &mut Ared, q: u32, from_ms: u64, secs: u64) {
-        let p = packet(PacketKind::Data, 500, Ecn::NotEct);
+        let p = packet(500, Ecn::NotEct);
         let v = QueueView { len_pkts: q, len_bytes: q as u64 * 500 };
         for i in 0..secs * 1000 {
             red.on_enqueue(&v, &p, (from_ms + i) * 1_000_000);

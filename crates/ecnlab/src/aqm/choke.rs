@@ -2,23 +2,19 @@
 //! average exceeds min_th, each arrival is compared with a packet drawn uniformly from the queue;
 //! if both belong to the same flow both are dropped, otherwise RED decides (spec 2).
 //!
-//! The AQM cannot take a packet out of the middle of the FIFO, so it keeps a mirror of the
-//! queue's flow ids and dooms the victim: the victim is dropped when it reaches the head
-//! (`on_dequeue` returns `Drop`). It never uses the link; until then it holds its buffer space
-//! (Linux removes it at once). A doomed packet drawn again counts as no match (a "hole").
+//! CHOKe owns its FIFO, so the victim leaves the queue at the arrival that matched it, as in
+//! Linux `sch_choke.c` (which leaves a hole in its ring where ecnlab closes the gap).
 //! Parameters: RED's (`min_th_pkts` 5, `max_th_pkts` 15, `max_p` 0.1, `w_q` 0.002, not gentle,
 //! spec 11.1 "RED defaults, packet mode"), `candidates` 1 (the paper's m), `ecn` false.
-
-use std::collections::VecDeque;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::red::{Red, RedParams};
-use super::{accepted, flow_key, valid, AqmAlgorithm, QueueView, Reason, Verdict};
-use crate::engine::{Rng, SimTime};
-use crate::packet::Packet;
+use super::{valid, Action, Context, Discipline, Enqueue, Fifo, Limits, PacketView, QueueDisc, QueueStats, Reason, Settings, Verdict};
 use crate::config::{check, ConfigError};
+use crate::engine::{Rng, SimTime};
+use crate::packet::{PacketId, PacketPool};
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
@@ -45,86 +41,108 @@ impl ChokeParams {
     fn red(&self) -> RedParams {
         RedParams { ecn: self.ecn, min_th_pkts: self.min_th_pkts, max_th_pkts: self.max_th_pkts, max_p: self.max_p, w_q: self.w_q, gentle: false, mean_pkt_bytes: self.mean_pkt_bytes, ..Default::default() }
     }
-    pub fn validate(&self, path: &str) -> Result<(), ConfigError> {
+}
+
+impl Settings for ChokeParams {
+    fn validate(&self, path: &str) -> Result<(), ConfigError> {
         self.red().validate(path)?;
         check(self.candidates >= 1 && self.candidates <= 64, &valid::field(path, "candidates"), self.candidates, "must be in [1, 64]")
+    }
+
+    fn targets_pkts(&self) -> Vec<(&'static str, f64)> {
+        vec![("min_th_pkts", self.min_th_pkts)]
     }
 }
 
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct ChokeStats {
-    /// Arrivals dropped because a drawn packet was of the same flow (each dooms >= 1 victim).
+    /// Arrivals dropped because a drawn packet was of the same flow (each takes >= 1 victim).
     pub matches: u64,
-    /// Queued packets doomed by a match.
+    /// Queued packets dropped by a match.
     pub victims: u64,
 }
 
+/// CHOKe: a FIFO with RED's average and decision, and the draw.
 #[derive(Debug)]
 pub struct Choke {
     pub params: ChokeParams,
-    pub red: Red,
-    /// Flow key and doomed flag of each queued packet, in queue order.
-    mirror: VecDeque<(u64, bool)>,
+    fifo: Fifo<Red>,
     rng: Rng,
     pub stats: ChokeStats,
 }
 
-impl Choke {
-    pub fn new(params: ChokeParams, link_rate_bps: u64, mut rng: Rng) -> Choke {
-        let red = Red::new(params.red(), link_rate_bps, rng.fork());
-        Choke { red, mirror: VecDeque::with_capacity(64), rng, stats: ChokeStats::default(), params }
+impl Discipline for Choke {
+    type Params = ChokeParams;
+    fn build(params: &ChokeParams, mut ctx: Context) -> Choke {
+        let red = Red::new(params.red(), ctx.rate_bps, ctx.rng.fork());
+        Choke { fifo: Fifo::new(Limits::of(&ctx), red), rng: ctx.rng, stats: ChokeStats::default(), params: params.clone() }
     }
+}
 
-    fn decide(&mut self, q: &QueueView, pkt: &Packet, now: SimTime) -> Verdict {
-        self.red.update_avg(q.len_pkts as f64, now);
-        let (min_th, _) = self.red.thresholds();
-        if self.red.avg <= min_th || self.mirror.is_empty() {
-            return self.red.decide(pkt);
-        }
-        let key = flow_key(pkt);
+impl Choke {
+    /// Draws `candidates` packets from the queue and drops every one of the arrival's flow
+    /// (appended to `dropped`); whether any matched.
+    fn choose_and_kill(&mut self, pool: &PacketPool, flow: u64, stats: &mut QueueStats, dropped: &mut Vec<PacketId>) -> bool {
         let mut matched = false;
         for _ in 0..self.params.candidates {
-            let i = self.rng.below(self.mirror.len() as u64) as usize;
-            let v = &mut self.mirror[i];
-            if !v.1 && v.0 == key {
-                v.1 = true;
+            let len = self.fifo.len_pkts();
+            if len == 0 {
+                break;
+            }
+            let i = self.rng.below(len as u64) as usize;
+            if PacketView::of(pool.get(self.fifo.get(i))).flow == flow {
+                let victim = self.fifo.remove(pool, i);
+                stats.dropped_from_queue(pool.get(victim).kind, Reason::Early);
+                dropped.push(victim);
                 self.stats.victims += 1;
                 matched = true;
             }
         }
-        if matched {
-            self.stats.matches += 1;
-            return Verdict::Drop(Reason::Early);
-        }
-        self.red.decide(pkt)
+        matched
     }
 }
 
-impl AqmAlgorithm for Choke {
-    fn on_enqueue(&mut self, q: &QueueView, pkt: &Packet, now: SimTime) -> Verdict {
-        let v = self.decide(q, pkt, now);
-        if accepted(v, self.params.ecn, pkt) {
-            self.mirror.push_back((flow_key(pkt), false));
+impl QueueDisc for Choke {
+    fn enqueue(&mut self, pool: &mut PacketPool, id: PacketId, now: SimTime, stats: &mut QueueStats, dropped: &mut Vec<PacketId>) -> Enqueue {
+        let q = self.fifo.view();
+        let pkt = PacketView::of(pool.get(id));
+        let kind = pool.get(id).kind;
+        if !self.fifo.limits.fit(&q, pkt.size) {
+            return stats.arrival(kind, Action::Drop(Reason::Overflow));
         }
-        v
+        let red = &mut self.fifo.aqm;
+        red.update_avg(q.len_pkts as f64, now);
+        let (min_th, _) = red.thresholds();
+        let v = if red.avg <= min_th || q.len_pkts == 0 {
+            red.decide(&pkt)
+        } else if self.choose_and_kill(pool, pkt.flow, stats, dropped) {
+            // Matched arrivals are dropped whatever their ECN codepoint.
+            self.stats.matches += 1;
+            Verdict::Drop(Reason::Early)
+        } else {
+            self.fifo.aqm.decide(&pkt)
+        };
+        self.fifo.admit(pool, id, v, now, stats)
     }
 
-    fn on_dequeue(&mut self, _q: &QueueView, pkt: &Packet, _now: SimTime) -> Verdict {
-        let (key, doomed) = self.mirror.pop_front().expect("CHOKe mirror out of step with the queue");
-        debug_assert_eq!(key, flow_key(pkt));
-        if doomed { Verdict::Drop(Reason::Early) } else { Verdict::Pass }
+    fn dequeue(&mut self, pool: &mut PacketPool, now: SimTime, stats: &mut QueueStats, dropped: &mut Vec<PacketId>) -> Option<(PacketId, bool)> {
+        self.fifo.dequeue(pool, now, stats, dropped)
     }
 
-    fn on_idle(&mut self, now: SimTime) {
-        self.red.on_idle(now);
+    fn len_pkts(&self) -> u32 {
+        self.fifo.len_pkts()
     }
 
-    fn ecn(&self) -> bool {
-        self.params.ecn
+    fn len_bytes(&self) -> u64 {
+        self.fifo.len_bytes()
+    }
+
+    fn went_idle(&mut self, at: SimTime) {
+        self.fifo.went_idle(at);
     }
 
     fn sample(&mut self, _now: SimTime, out: &mut dyn FnMut(&'static str, f64)) {
-        out("avg", self.red.avg);
+        out("avg", self.fifo.aqm.avg);
         out("matches", self.stats.matches as f64);
     }
 }
@@ -132,37 +150,35 @@ impl AqmAlgorithm for Choke {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::aqm::tests::flow_packet;
-    use crate::packet::Ecn;
-
-    fn pkt(flow: u32) -> Packet {
-        flow_packet(flow, 1000, Ecn::NotEct)
-    }
+    use crate::aqm::tests::{queue, sim_packet};
+    use crate::aqm::{AqmConfig, Disc, Outcome};
+    use crate::packet::{Ecn, PacketKind};
 
     #[test]
-    fn a_match_drops_the_arrival_and_dooms_the_victim() {
-        // w_q 1: avg = q. Queue of 10 packets all of flow 1, so any draw matches.
+    fn a_match_drops_the_arrival_and_the_victim_at_once() {
+        // w_q 1: avg = q. Ten arrivals all of flow 0, so any draw matches.
         let p = ChokeParams { w_q: 1.0, min_th_pkts: 5.0, max_th_pkts: 100.0, ..Default::default() };
-        let mut c = Choke::new(p, 10_000_000, Rng::from_seed(2));
-        let mut q = QueueView::default();
-        for _ in 0..10 {
-            // avg <= 5 for the first six: no comparison; then matches drop.
-            let v = c.on_enqueue(&q, &pkt(1), 0);
-            if v == Verdict::Pass {
-                q.len_pkts += 1;
-            }
+        let mut q = queue(AqmConfig::Choke(p), (Some(100), None));
+        let mut pool = PacketPool::new();
+        let mut dropped = Vec::new();
+        let mut lens = Vec::new();
+        for t in 0..10 {
+            let id = pool.alloc(sim_packet(PacketKind::Data, 1000, Ecn::NotEct));
+            let e = q.enqueue(&mut pool, id, t, &mut dropped);
+            lens.push((q.len_pkts(), e));
         }
-        // The first six arrivals see avg <= min_th and pass uncompared; each later one either
-        // matched (dropped, one victim doomed) or drew an already doomed packet and passed.
-        assert!(q.len_pkts >= 6 && c.stats.matches >= 2, "{} {}", q.len_pkts, c.stats.matches);
-        assert_eq!(q.len_pkts as u64 + c.stats.matches, 10);
-        assert_eq!(c.stats.victims, c.stats.matches);
-        let mut dequeued_drops = 0;
-        for _ in 0..q.len_pkts {
-            if c.on_dequeue(&q, &pkt(1), 1) != Verdict::Pass {
-                dequeued_drops += 1;
-            }
-        }
-        assert_eq!(dequeued_drops, c.stats.victims);
+        // Six arrivals see avg <= min_th and are queued uncompared; the seventh sees 6 > 5,
+        // draws a packet of its own flow and takes it out with itself, leaving 5: from then
+        // on avg is 5 again, so the arrivals alternate between queued and matched.
+        let want = [1, 2, 3, 4, 5, 6, 5, 6, 5, 6];
+        assert_eq!(lens.iter().map(|l| l.0).collect::<Vec<_>>(), want);
+        assert_eq!(lens[6].1, Enqueue::Dropped(Reason::Early));
+        let Disc::Choke(c) = q.disc() else { unreachable!() };
+        assert_eq!((c.stats.matches, c.stats.victims), (2, 2));
+        assert_eq!(dropped.len(), 2, "the victims leave at the arrivals that matched them");
+        let s = q.stats(10);
+        assert_eq!(s.total(Outcome::Dropped, Some(Reason::Early)), 4);
+        assert_eq!(s.total(Outcome::Enqueued, None), 6);
+        assert_eq!(s.arrivals(), 10);
     }
 }

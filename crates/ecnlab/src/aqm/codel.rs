@@ -20,10 +20,9 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::{signal_marks, valid, AqmAlgorithm, QueueView, Reason, Verdict};
+use super::{signal_marks, valid, AqmAlgorithm, Context, PacketView, QueueView, Reason, Settings, Verdict};
 use crate::engine::time::from_millis;
 use crate::engine::SimTime;
-use crate::packet::Packet;
 use crate::config::ConfigError;
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -45,8 +44,8 @@ impl Default for CodelParams {
     }
 }
 
-impl CodelParams {
-    pub fn validate(&self, path: &str) -> Result<(), ConfigError> {
+impl Settings for CodelParams {
+    fn validate(&self, path: &str) -> Result<(), ConfigError> {
         valid::positive(self.target_ms, path, "target_ms")?;
         valid::positive(self.interval_ms, path, "interval_ms")
     }
@@ -112,7 +111,7 @@ impl CoDel {
     }
 
     /// Spec 7.3; `q` is the queue after this packet left.
-    fn should_drop(&mut self, pkt: &Packet, q: &QueueView, now: SimTime) -> bool {
+    fn should_drop(&mut self, pkt: &PacketView, q: &QueueView, now: SimTime) -> bool {
         self.ldelay = now - pkt.enqueued_at;
         if self.ldelay < self.target || q.len_bytes <= self.params.mtu_bytes as u64 {
             self.first_above = 0;
@@ -126,12 +125,12 @@ impl CoDel {
     }
 
     /// The loop of the dropping state (spec 7.5), for the packet at hand.
-    fn dropping_step(&mut self, q: &QueueView, pkt: &Packet, now: SimTime) -> Verdict {
+    fn dropping_step(&mut self, q: &QueueView, pkt: &PacketView, now: SimTime) -> Verdict {
         if now < self.drop_next {
             return Verdict::Pass;
         }
         self.count += 1;
-        if signal_marks(self.params.ecn, pkt) {
+        if signal_marks(self.params.ecn, pkt.ecn) {
             self.drop_next = control_law(self.drop_next, self.interval, self.count);
         } else if q.len_pkts > 0 {
             self.cont = Cont::InLoop;
@@ -145,11 +144,17 @@ impl CoDel {
 }
 
 impl AqmAlgorithm for CoDel {
-    fn on_enqueue(&mut self, _q: &QueueView, _pkt: &Packet, _now: SimTime) -> Verdict {
+    type Params = CodelParams;
+
+    fn build(params: &CodelParams, _ctx: Context) -> CoDel {
+        CoDel::new(params.clone())
+    }
+
+    fn on_enqueue(&mut self, _q: &QueueView, _pkt: &PacketView, _now: SimTime) -> Verdict {
         Verdict::Pass
     }
 
-    fn on_dequeue(&mut self, q: &QueueView, pkt: &Packet, now: SimTime) -> Verdict {
+    fn on_dequeue(&mut self, q: &QueueView, pkt: &PacketView, now: SimTime) -> Verdict {
         self.drained = false;
         let drop = self.should_drop(pkt, q, now);
         match std::mem::replace(&mut self.cont, Cont::None) {
@@ -182,7 +187,7 @@ impl AqmAlgorithm for CoDel {
         self.count = if delta > 1 && delta < u32::MAX / 2 && recent { delta } else { 1 };
         self.lastcount = self.count;
         self.drop_next = control_law(now, self.interval, self.count);
-        if !signal_marks(self.params.ecn, pkt) {
+        if !signal_marks(self.params.ecn, pkt.ecn) {
             if q.len_pkts > 0 {
                 self.cont = Cont::Entered;
             } else {
@@ -214,8 +219,8 @@ impl AqmAlgorithm for CoDel {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::aqm::tests::packet;
-    use crate::aqm::{Aqm, Enqueue, Queue};
+    use crate::aqm::tests::{packet, queue, sim_packet};
+    use crate::aqm::{AqmConfig, Disc, Enqueue, Queue};
     use crate::packet::{Ecn, PacketKind, PacketPool};
 
     const MS: SimTime = 1_000_000;
@@ -287,17 +292,17 @@ mod tests {
 
     /// A queue of `n` ECT or Not-ECT packets all enqueued at time 0.
     fn full_queue(pool: &mut PacketPool, n: usize, ecn: Ecn, params: CodelParams) -> Queue {
-        let mut q = Queue::new(None, None, Aqm::CoDel(Box::new(CoDel::new(params))));
+        let mut q = queue(AqmConfig::Codel(params), (None, None));
         for _ in 0..n {
-            let id = pool.alloc(packet(PacketKind::Data, 1500, ecn));
-            assert!(matches!(q.enqueue(pool, id, 0), Enqueue::Queued { .. }));
+            let id = pool.alloc(sim_packet(PacketKind::Data, 1500, ecn));
+            assert!(matches!(q.enqueue(pool, id, 0, &mut Vec::new()), Enqueue::Queued { .. }));
         }
         q
     }
 
     fn codel(q: &Queue) -> &CoDel {
-        match &q.aqm {
-            Aqm::CoDel(c) => c,
+        match q.disc() {
+            Disc::Codel(c) => &c.aqm,
             _ => unreachable!(),
         }
     }
@@ -353,7 +358,7 @@ mod tests {
         // A packet whose sojourn is below target ends the dropping state.
         let mut c = CoDel::new(params);
         c.dropping = true;
-        let mut fresh = packet(PacketKind::Data, 1500, Ecn::Ect0);
+        let mut fresh = packet(1500, Ecn::Ect0);
         fresh.enqueued_at = 299 * MS;
         let big = QueueView { len_pkts: 10, len_bytes: 15_000 };
         assert_eq!(c.on_dequeue(&big, &fresh, 300 * MS), Verdict::Pass);
@@ -366,7 +371,7 @@ mod tests {
         c.count = 10;
         c.lastcount = 2;
         c.drop_next = 1000 * MS;
-        let p = packet(PacketKind::Data, 1500, Ecn::NotEct);
+        let p = packet(1500, Ecn::NotEct);
         let big = QueueView { len_pkts: 10, len_bytes: 15_000 };
         // Sojourn above target for an interval: enters at 1100 ms with count = 10 - 2.
         let mut pk = p;

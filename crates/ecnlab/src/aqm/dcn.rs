@@ -23,10 +23,9 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::pi::pi_law;
-use super::{flow_key, flow_slot, valid, AqmAlgorithm, Periodic, QueueView, Reason, Verdict};
+use super::{flow_slot, valid, AqmAlgorithm, Context, PacketView, Periodic, QueueView, Reason, Settings, Verdict};
 use crate::engine::time::from_millis;
 use crate::engine::{Rng, SimTime};
-use crate::packet::Packet;
 use crate::config::{check, ConfigError};
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -77,8 +76,8 @@ impl Default for DcnParams {
     }
 }
 
-impl DcnParams {
-    pub fn validate(&self, path: &str) -> Result<(), ConfigError> {
+impl Settings for DcnParams {
+    fn validate(&self, path: &str) -> Result<(), ConfigError> {
         check(self.sb_size >= 1, &valid::field(path, "sb_size"), self.sb_size, "must be at least 1")?;
         check(self.hb_size >= 1, &valid::field(path, "hb_size"), self.hb_size, "must be at least 1")?;
         check(
@@ -94,6 +93,10 @@ impl DcnParams {
         valid::non_negative(self.q_ref_pkts, path, "q_ref_pkts")?;
         valid::period_ms(self.t_dec_ms, path, "t_dec_ms")?;
         valid::positive(self.p_ref_max_pkts, path, "p_ref_max_pkts")
+    }
+
+    fn targets_pkts(&self) -> Vec<(&'static str, f64)> {
+        vec![("q_ref_pkts", self.q_ref_pkts)]
     }
 }
 
@@ -178,8 +181,8 @@ impl Dcn {
     }
 
     /// Whether the flow of `pkt` is in HB, and its pktcount.
-    pub fn hb_count(&self, pkt: &Packet) -> Option<f64> {
-        self.hb_find(flow_key(pkt) + 1).map(|i| self.hb[i].pktcount)
+    pub fn hb_count(&self, pkt: &PacketView) -> Option<f64> {
+        self.hb_find(pkt.flow + 1).map(|i| self.hb[i].pktcount)
     }
 
     /// HB lookup: probe the bounded chain (deletions leave holes, so no early stop).
@@ -236,8 +239,8 @@ impl Dcn {
     }
 
     /// The signal decision for an arrival: classification, then 1 - p_ref / pktcount for HB flows.
-    fn classify_and_decide(&mut self, pkt: &Packet, now: SimTime) -> Verdict {
-        let key = flow_key(pkt) + 1;
+    fn classify_and_decide(&mut self, pkt: &PacketView, now: SimTime) -> Verdict {
+        let key = pkt.flow + 1;
         if let Some(i) = self.hb_find(key) {
             let e = &mut self.hb[i];
             e.pktcount += 1.0;
@@ -275,14 +278,22 @@ impl Dcn {
 }
 
 impl AqmAlgorithm for Dcn {
-    fn on_enqueue(&mut self, q: &QueueView, pkt: &Packet, now: SimTime) -> Verdict {
-        self.catch_up(now);
-        let v = self.classify_and_decide(pkt, now);
-        self.last = super::after_enqueue(q, v, self.params.ecn, pkt);
-        v
+    type Params = DcnParams;
+
+    fn build(params: &DcnParams, ctx: Context) -> Dcn {
+        Dcn::new(params.clone(), ctx.rng)
     }
 
-    fn on_dequeue(&mut self, q: &QueueView, _pkt: &Packet, now: SimTime) -> Verdict {
+    fn on_enqueue(&mut self, _q: &QueueView, pkt: &PacketView, now: SimTime) -> Verdict {
+        self.catch_up(now);
+        self.classify_and_decide(pkt, now)
+    }
+
+    fn after_enqueue(&mut self, q: &QueueView, _kept: bool) {
+        self.last = *q;
+    }
+
+    fn on_dequeue(&mut self, q: &QueueView, _pkt: &PacketView, now: SimTime) -> Verdict {
         self.catch_up(now);
         self.last = *q;
         Verdict::Pass
@@ -309,7 +320,7 @@ mod tests {
     use crate::aqm::tests::flow_packet;
     use crate::packet::Ecn;
 
-    fn pkt(flow: u32) -> Packet {
+    fn pkt(flow: u32) -> PacketView {
         flow_packet(flow, 1500, Ecn::NotEct)
     }
     const MS: SimTime = 1_000_000;
@@ -361,6 +372,7 @@ mod tests {
         for _ in 0..40 {
             d.on_enqueue(&q, &pkt(100), 0);
             q.len_pkts += 1;
+            d.after_enqueue(&q, true);
         }
         d.sample(6_250_000, &mut |_, _| {});
         // 1000 + (-1.8)(40 - 24) - (-1.7)(0 - 24) = 1000 - 28.8 - 40.8 = 930.4

@@ -1,11 +1,15 @@
-//! Queue disciplines: a FIFO with hard limits ([`Queue`]) and the active queue management
-//! algorithm that advises it ([`Aqm`]).
+//! Queue disciplines: each owns its packets ([`QueueDisc`]), and [`Queue`] keeps the statistics
+//! every discipline shares.
 //!
-//! An AQM only returns a [`Verdict`]; the queue acts on it (STYLE 3): it enqueues, it turns a
-//! congestion *signal* into a CE mark when the packet is ECN-capable and the AQM has ECN on,
-//! and into a drop otherwise (RFC 3168 section 5; spec section 0.1), and it counts every outcome
-//! by packet kind and reason, so every AQM gets the same statistics. The AQMs know nothing of
-//! links or TCP: they see the packet, the queue's occupancy and the time.
+//! Most disciplines are one FIFO with hard limits ([`Fifo`]) advised by an active queue
+//! management algorithm ([`AqmAlgorithm`]). An AQM only returns a [`Verdict`]; the discipline
+//! acts on it through [`Verdict::act`], the one place where a congestion *signal* becomes a CE
+//! mark when the packet is ECN-capable and the AQM has ECN on, and a drop otherwise (RFC 3168
+//! section 5; spec section 0.1), and [`QueueStats`] counts every outcome by packet kind and
+//! reason, so every discipline gets the same statistics. The AQMs know nothing of links or TCP:
+//! they see a [`PacketView`], the queue's occupancy and the time. Disciplines that need more than
+//! one FIFO, or to take packets out of the middle of one (CHOKe, FQ-CoDel), implement
+//! [`QueueDisc`] themselves. [`registry`] lists every discipline with its `kind` name.
 
 pub mod aecn;
 pub mod afd;
@@ -14,16 +18,19 @@ pub mod choke;
 pub mod codel;
 pub mod dcn;
 pub mod droptail;
+pub mod fq_codel;
 pub mod pi;
 pub mod pie;
 pub mod red;
+pub mod registry;
 pub mod rem;
 pub mod rio;
 pub mod threshold;
 
 use std::collections::VecDeque;
 
-use crate::engine::SimTime;
+use crate::config::ConfigError;
+use crate::engine::{Rng, SimTime};
 use crate::packet::{Ecn, Packet, PacketId, PacketKind, PacketPool};
 
 pub use afd::{Afd, AfdParams};
@@ -31,10 +38,12 @@ pub use ared::{Ared, AredParams};
 pub use choke::{Choke, ChokeParams};
 pub use dcn::{Dcn, DcnParams};
 pub use codel::{CoDel, CodelParams};
-pub use droptail::DropTail;
+pub use droptail::{DropTail, DropTailParams};
+pub use fq_codel::{FqCodel, FqCodelParams};
 pub use pi::{Pi, PiParams};
 pub use pie::{Pie, PieParams};
 pub use red::{Red, RedParams};
+pub use registry::{AqmConfig, Disc};
 pub use rem::{Rem, RemParams};
 pub use rio::{Rio, RioParams};
 pub use aecn::{Aecn, AecnParams};
@@ -78,6 +87,32 @@ pub enum Verdict {
     Drop(Reason),
 }
 
+/// What a discipline does with a packet after a [`Verdict`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Action {
+    Keep,
+    /// Keep it, marked CE.
+    Mark(Reason),
+    Drop(Reason),
+}
+
+impl Verdict {
+    /// The mark-or-drop rule (RFC 3168 section 5), in one place: a signal marks CE when the
+    /// packet is ECN-capable and the AQM has `ecn` on, and drops it otherwise. Sets CE on a
+    /// marked packet.
+    #[inline]
+    pub fn act(self, ecn: bool, pkt: &mut Packet) -> Action {
+        match self {
+            Verdict::Pass => Action::Keep,
+            Verdict::Signal(reason) if signal_marks(ecn, pkt.ecn) => {
+                pkt.ecn = Ecn::Ce;
+                Action::Mark(reason)
+            }
+            Verdict::Signal(reason) | Verdict::Drop(reason) => Action::Drop(reason),
+        }
+    }
+}
+
 /// What happened to a packet.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[repr(u8)]
@@ -107,13 +142,38 @@ pub struct QueueView {
     pub len_bytes: u64,
 }
 
-/// One AQM algorithm. Implementations keep their parameters, state and statistics in their
-/// own structs; time is always an argument (STYLE 4).
-pub trait AqmAlgorithm {
+/// What an AQM sees of a packet.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PacketView {
+    /// Size on the wire (bytes).
+    pub size: u32,
+    pub ecn: Ecn,
+    /// The packet's flow ([`flow_key`]).
+    pub flow: u64,
+    /// When it entered the queue (meaningful at dequeue).
+    pub enqueued_at: SimTime,
+}
+
+impl PacketView {
+    #[inline]
+    pub fn of(pkt: &Packet) -> PacketView {
+        PacketView { size: pkt.size, ecn: pkt.ecn, flow: flow_key(pkt), enqueued_at: pkt.enqueued_at }
+    }
+}
+
+/// One AQM algorithm advising a [`Fifo`]. Implementations keep their parameters, state and
+/// statistics in their own structs; time is always an argument (STYLE 4).
+pub trait AqmAlgorithm: Sized {
+    /// The `[queue.aqm]` table of the algorithm.
+    type Params;
+    fn build(params: &Self::Params, ctx: Context) -> Self;
     /// Called for every arrival that fits within the queue's hard limits.
-    fn on_enqueue(&mut self, q: &QueueView, pkt: &Packet, now: SimTime) -> Verdict;
+    fn on_enqueue(&mut self, q: &QueueView, pkt: &PacketView, now: SimTime) -> Verdict;
+    /// The queue acted on the verdict of the last `on_enqueue`: whether it kept the packet,
+    /// and its occupancy now (for AQMs that track the occupancy between events).
+    fn after_enqueue(&mut self, _q: &QueueView, _kept: bool) {}
     /// Called when a packet leaves the queue for the link; `q` excludes that packet.
-    fn on_dequeue(&mut self, _q: &QueueView, _pkt: &Packet, _now: SimTime) -> Verdict {
+    fn on_dequeue(&mut self, _q: &QueueView, _pkt: &PacketView, _now: SimTime) -> Verdict {
         Verdict::Pass
     }
     /// Called when the link asks for a packet and the queue is empty: the link goes idle.
@@ -125,31 +185,11 @@ pub trait AqmAlgorithm {
     fn sample(&mut self, _now: SimTime, _out: &mut dyn FnMut(&'static str, f64)) {}
 }
 
-/// Whether the queue turns `Signal` into a CE mark (rather than a drop) for `pkt`.
+/// Whether a signal becomes a CE mark (rather than a drop) for a packet with codepoint `e`
+/// (AQMs whose next step depends on it ask here; [`Verdict::act`] applies it).
 #[inline]
-pub fn signal_marks(ecn: bool, pkt: &Packet) -> bool {
-    ecn && pkt.ecn.is_ect_or_ce()
-}
-
-/// Whether the queue keeps `pkt` after verdict `v` on enqueue (AQMs that track the occupancy
-/// between events use it to know the length after the arrival).
-#[inline]
-pub fn accepted(v: Verdict, ecn: bool, pkt: &Packet) -> bool {
-    match v {
-        Verdict::Pass => true,
-        Verdict::Signal(_) => signal_marks(ecn, pkt),
-        Verdict::Drop(_) => false,
-    }
-}
-
-/// The occupancy after an arrival the AQM saw in `q` and judged `v`.
-#[inline]
-pub fn after_enqueue(q: &QueueView, v: Verdict, ecn: bool, pkt: &Packet) -> QueueView {
-    if accepted(v, ecn, pkt) {
-        QueueView { len_pkts: q.len_pkts + 1, len_bytes: q.len_bytes + pkt.size as u64 }
-    } else {
-        *q
-    }
+pub fn signal_marks(ecn: bool, e: Ecn) -> bool {
+    ecn && e.is_ect_or_ce()
 }
 
 /// An early signal with probability `p` (no draw when `p` is 0).
@@ -236,69 +276,6 @@ pub(crate) mod valid {
     }
 }
 
-/// The configured AQM of a queue (an enum, so the hot path dispatches without a virtual call).
-/// The algorithms with state are
-/// boxed so that every queue (most are DropTail access queues) stays small: one enum of
-/// hundreds of bytes per link measurably slowed DropTail runs.
-#[derive(Debug)]
-pub enum Aqm {
-    DropTail(DropTail),
-    Red(Box<Red>),
-    Ared(Box<Ared>),
-    Rem(Box<Rem>),
-    Pi(Box<Pi>),
-    Pie(Box<Pie>),
-    CoDel(Box<CoDel>),
-    Threshold(Threshold),
-    Dcn(Box<Dcn>),
-    Afd(Box<Afd>),
-    Rio(Box<Rio>),
-    Choke(Box<Choke>),
-    Aecn(Box<Aecn>),
-}
-
-macro_rules! dispatch {
-    ($self:ident, $a:ident => $e:expr) => {
-        match $self {
-            Aqm::DropTail($a) => $e,
-            Aqm::Red($a) => $e,
-            Aqm::Ared($a) => $e,
-            Aqm::Rem($a) => $e,
-            Aqm::Pi($a) => $e,
-            Aqm::Pie($a) => $e,
-            Aqm::CoDel($a) => $e,
-            Aqm::Threshold($a) => $e,
-            Aqm::Dcn($a) => $e,
-            Aqm::Afd($a) => $e,
-            Aqm::Rio($a) => $e,
-            Aqm::Choke($a) => $e,
-            Aqm::Aecn($a) => $e,
-        }
-    };
-}
-
-impl Aqm {
-    #[inline]
-    fn on_enqueue(&mut self, q: &QueueView, pkt: &Packet, now: SimTime) -> Verdict {
-        dispatch!(self, a => a.on_enqueue(q, pkt, now))
-    }
-    #[inline]
-    fn on_dequeue(&mut self, q: &QueueView, pkt: &Packet, now: SimTime) -> Verdict {
-        dispatch!(self, a => a.on_dequeue(q, pkt, now))
-    }
-    #[inline]
-    fn on_idle(&mut self, now: SimTime) {
-        dispatch!(self, a => a.on_idle(now))
-    }
-    #[inline]
-    fn ecn(&self) -> bool {
-        dispatch!(self, a => a.ecn())
-    }
-    fn sample(&mut self, now: SimTime, out: &mut dyn FnMut(&'static str, f64)) {
-        dispatch!(self, a => a.sample(now, out))
-    }
-}
-
 /// Cumulative counters of a queue, by packet kind, outcome and reason. Windows and intervals
 /// are differences of two snapshots, in wrapping arithmetic: a packet counted as enqueued and
 /// dropped at dequeue (CoDel, PIE) moves from enqueued to dropped, so one count of a
@@ -342,6 +319,55 @@ impl QueueStats {
             .wrapping_add(self.total(Outcome::Marked, None))
             .wrapping_add(self.total(Outcome::Dropped, None))
     }
+
+    #[inline]
+    fn add(&mut self, kind: PacketKind, outcome: Outcome, reason: Reason) {
+        self.packets[kind as usize][outcome as usize][reason as usize] += 1;
+    }
+
+    /// Counts an arrival the discipline acted on, and says what became of it.
+    #[inline]
+    pub fn arrival(&mut self, kind: PacketKind, a: Action) -> Enqueue {
+        match a {
+            Action::Keep => {
+                self.add(kind, Outcome::Enqueued, Reason::None);
+                Enqueue::Queued { marked: false }
+            }
+            Action::Mark(reason) => {
+                self.add(kind, Outcome::Marked, reason);
+                Enqueue::Queued { marked: true }
+            }
+            Action::Drop(reason) => {
+                self.add(kind, Outcome::Dropped, reason);
+                Enqueue::Dropped(reason)
+            }
+        }
+    }
+
+    /// Counts a queued packet the discipline acted on as it leaves: `Some(marked)` if it goes
+    /// to the link, `None` if dropped.
+    #[inline]
+    pub fn departure(&mut self, kind: PacketKind, a: Action) -> Option<bool> {
+        match a {
+            Action::Keep => {}
+            Action::Mark(reason) => self.add(kind, Outcome::Marked, reason),
+            Action::Drop(reason) => {
+                self.dropped_from_queue(kind, reason);
+                return None;
+            }
+        }
+        self.dequeued_pkts += 1;
+        Some(a != Action::Keep)
+    }
+
+    /// Counts a queued packet dropped (at the head, or taken from inside the queue): it was
+    /// counted as enqueued on arrival and now leaves as a drop instead.
+    #[inline]
+    pub fn dropped_from_queue(&mut self, kind: PacketKind, reason: Reason) {
+        let e = &mut self.packets[kind as usize][Outcome::Enqueued as usize][0];
+        *e = e.wrapping_sub(1);
+        self.add(kind, Outcome::Dropped, reason);
+    }
 }
 
 /// The result of offering a packet to a queue.
@@ -351,58 +377,239 @@ pub enum Enqueue {
     Dropped(Reason),
 }
 
-/// A FIFO with hard limits in packets and/or bytes, advised by an [`Aqm`].
+/// What a discipline is built from besides its parameters.
+pub struct Context {
+    /// The queue's hard limits (at least one is set).
+    pub limit_pkts: Option<u32>,
+    pub limit_bytes: Option<u64>,
+    /// Rate of the link the queue feeds (bit/s).
+    pub rate_bps: u64,
+    /// The discipline's own random stream.
+    pub rng: Rng,
+}
+
+/// Hard limits in packets and bytes; `u32::MAX` / `u64::MAX` when not set.
+#[derive(Clone, Copy, Debug)]
+pub struct Limits {
+    pub pkts: u32,
+    pub bytes: u64,
+}
+
+impl Limits {
+    pub fn of(ctx: &Context) -> Limits {
+        Limits { pkts: ctx.limit_pkts.unwrap_or(u32::MAX), bytes: ctx.limit_bytes.unwrap_or(u64::MAX) }
+    }
+
+    /// Whether a packet of `size` bytes fits behind occupancy `q`.
+    #[inline]
+    pub fn fit(&self, q: &QueueView, size: u32) -> bool {
+        q.len_pkts < self.pkts && q.len_bytes + size as u64 <= self.bytes
+    }
+}
+
+/// The parameters of a discipline, as the scenario gives them.
+pub trait Settings {
+    /// Checks the parameters; `path` is the table's path in the scenario.
+    fn validate(&self, path: &str) -> Result<(), ConfigError>;
+    /// The queue lengths (packets) the discipline aims at or starts signalling at, by field:
+    /// the scenario refuses ones the queue's hard limit never lets it reach.
+    fn targets_pkts(&self) -> Vec<(&'static str, f64)> {
+        Vec::new()
+    }
+    /// The same in bytes.
+    fn targets_bytes(&self) -> Vec<(&'static str, u64)> {
+        Vec::new()
+    }
+}
+
+/// A discipline built from its parameters ([`registry`] builds each `kind` through this).
+pub trait Discipline: Sized {
+    type Params;
+    fn build(params: &Self::Params, ctx: Context) -> Self;
+}
+
+impl<D: Discipline> Discipline for Box<D> {
+    type Params = D::Params;
+    fn build(params: &D::Params, ctx: Context) -> Self {
+        Box::new(D::build(params, ctx))
+    }
+}
+
+/// A queue discipline: it holds the queued packets and decides which to keep, mark, drop and
+/// send. Statistics go to the [`QueueStats`] it is handed; packets it drops other than the
+/// one being offered (from the head at dequeue, or from inside the queue at an arrival) are
+/// appended to `dropped` for the caller to account for and free.
+pub trait QueueDisc {
+    /// Offers packet `id`. A dropped arrival is *not* freed: the caller accounts for it and
+    /// frees it.
+    fn enqueue(&mut self, pool: &mut PacketPool, id: PacketId, now: SimTime, stats: &mut QueueStats, dropped: &mut Vec<PacketId>) -> Enqueue;
+    /// Takes the next packet for transmission, with whether it was marked (CE) now; `None`
+    /// when the queue is empty (the link goes idle now).
+    fn dequeue(&mut self, pool: &mut PacketPool, now: SimTime, stats: &mut QueueStats, dropped: &mut Vec<PacketId>) -> Option<(PacketId, bool)>;
+    fn len_pkts(&self) -> u32;
+    fn len_bytes(&self) -> u64;
+    /// The link drained the queue and finished its last transmission at `at`.
+    fn went_idle(&mut self, at: SimTime);
+    /// The control variables at `now` by name, for the `aqm_samples` table.
+    fn sample(&mut self, now: SimTime, out: &mut dyn FnMut(&'static str, f64));
+}
+
+/// A FIFO with hard limits in packets and/or bytes, advised by an AQM algorithm: every
+/// single-queue discipline.
 #[derive(Debug)]
-pub struct Queue {
+pub struct Fifo<A> {
     fifo: VecDeque<PacketId>,
     len_bytes: u64,
-    /// Hard limits; `u32::MAX` / `u64::MAX` when not set.
-    limit_pkts: u32,
-    limit_bytes: u64,
-    aqm: Aqm,
+    pub limits: Limits,
+    pub aqm: A,
+}
+
+impl<A: AqmAlgorithm> Discipline for Fifo<A> {
+    type Params = A::Params;
+    fn build(params: &A::Params, ctx: Context) -> Self {
+        Fifo::new(Limits::of(&ctx), A::build(params, ctx))
+    }
+}
+
+impl<A: AqmAlgorithm> Fifo<A> {
+    pub fn new(limits: Limits, aqm: A) -> Fifo<A> {
+        Fifo { fifo: VecDeque::with_capacity(64), len_bytes: 0, limits, aqm }
+    }
+
+    #[inline]
+    pub fn view(&self) -> QueueView {
+        QueueView { len_pkts: self.fifo.len() as u32, len_bytes: self.len_bytes }
+    }
+
+    /// Acts on the AQM's verdict `v` for arrival `id` (which fits the hard limits): queues it
+    /// unless dropped, and tells the AQM the outcome.
+    #[inline]
+    pub fn admit(&mut self, pool: &mut PacketPool, id: PacketId, v: Verdict, now: SimTime, stats: &mut QueueStats) -> Enqueue {
+        let pkt = pool.get_mut(id);
+        let e = stats.arrival(pkt.kind, v.act(self.aqm.ecn(), pkt));
+        let kept = matches!(e, Enqueue::Queued { .. });
+        if kept {
+            pkt.enqueued_at = now;
+            self.len_bytes += pkt.size as u64;
+            self.fifo.push_back(id);
+        }
+        self.aqm.after_enqueue(&self.view(), kept);
+        e
+    }
+
+    /// The `i`-th packet from the head.
+    pub fn get(&self, i: usize) -> PacketId {
+        self.fifo[i]
+    }
+
+    /// Takes the `i`-th packet from the head out of the queue.
+    pub fn remove(&mut self, pool: &PacketPool, i: usize) -> PacketId {
+        let id = self.fifo.remove(i).expect("index inside the queue");
+        self.len_bytes -= pool.get(id).size as u64;
+        id
+    }
+}
+
+impl<A: AqmAlgorithm> QueueDisc for Fifo<A> {
+    #[inline]
+    fn enqueue(&mut self, pool: &mut PacketPool, id: PacketId, now: SimTime, stats: &mut QueueStats, _dropped: &mut Vec<PacketId>) -> Enqueue {
+        let view = self.view();
+        let pkt = pool.get(id);
+        // Hard limits first: a full buffer drops regardless of ECT (RFC 3168 section 7).
+        if !self.limits.fit(&view, pkt.size) {
+            return stats.arrival(pkt.kind, Action::Drop(Reason::Overflow));
+        }
+        let v = self.aqm.on_enqueue(&view, &PacketView::of(pkt), now);
+        self.admit(pool, id, v, now, stats)
+    }
+
+    #[inline]
+    fn dequeue(&mut self, pool: &mut PacketPool, now: SimTime, stats: &mut QueueStats, dropped: &mut Vec<PacketId>) -> Option<(PacketId, bool)> {
+        loop {
+            let Some(id) = self.fifo.pop_front() else {
+                self.aqm.on_idle(now);
+                return None;
+            };
+            let pkt = pool.get_mut(id);
+            self.len_bytes -= pkt.size as u64;
+            let view = self.view();
+            let v = self.aqm.on_dequeue(&view, &PacketView::of(pkt), now);
+            match stats.departure(pkt.kind, v.act(self.aqm.ecn(), pkt)) {
+                Some(marked) => return Some((id, marked)),
+                None => dropped.push(id),
+            }
+        }
+    }
+
+    #[inline]
+    fn len_pkts(&self) -> u32 {
+        self.fifo.len() as u32
+    }
+
+    #[inline]
+    fn len_bytes(&self) -> u64 {
+        self.len_bytes
+    }
+
+    fn went_idle(&mut self, at: SimTime) {
+        debug_assert!(self.fifo.is_empty());
+        self.aqm.on_idle(at);
+    }
+
+    fn sample(&mut self, now: SimTime, out: &mut dyn FnMut(&'static str, f64)) {
+        self.aqm.sample(now, out)
+    }
+}
+
+/// A link's queue: its discipline ([`Disc`], an enum, so the hot path dispatches without a
+/// virtual call) and the statistics every discipline shares.
+#[derive(Debug)]
+pub struct Queue {
+    disc: Disc,
     stats: QueueStats,
     last_change: SimTime,
 }
 
 impl Queue {
-    pub fn new(limit_pkts: Option<u32>, limit_bytes: Option<u64>, aqm: Aqm) -> Queue {
-        Queue {
-            fifo: VecDeque::with_capacity(64),
-            len_bytes: 0,
-            limit_pkts: limit_pkts.unwrap_or(u32::MAX),
-            limit_bytes: limit_bytes.unwrap_or(u64::MAX),
-            aqm,
-            stats: QueueStats::default(),
-            last_change: 0,
-        }
+    pub fn new(disc: Disc) -> Queue {
+        Queue { disc, stats: QueueStats::default(), last_change: 0 }
     }
 
+    /// The queue `cfg` configures, with hard limits `(pkts, bytes)`, on a link of `rate_bps`;
+    /// `rng` is the discipline's own stream.
+    pub fn build(cfg: &AqmConfig, (limit_pkts, limit_bytes): (Option<u32>, Option<u64>), rate_bps: u64, rng: Rng) -> Queue {
+        Queue::new(cfg.build(Context { limit_pkts, limit_bytes, rate_bps, rng }))
+    }
+
+    #[cfg(test)]
+    pub(crate) fn disc(&self) -> &Disc {
+        &self.disc
+    }
+
+    #[inline]
     pub fn len_pkts(&self) -> u32 {
-        self.fifo.len() as u32
+        self.disc.len_pkts()
     }
 
+    #[inline]
     pub fn len_bytes(&self) -> u64 {
-        self.len_bytes
+        self.disc.len_bytes()
     }
 
+    #[inline]
     pub fn is_empty(&self) -> bool {
-        self.fifo.is_empty()
+        self.len_pkts() == 0
     }
 
-    pub fn view(&self) -> QueueView {
-        QueueView { len_pkts: self.fifo.len() as u32, len_bytes: self.len_bytes }
-    }
-
-    /// The AQM's control variables at `now` (see [`AqmAlgorithm::sample`]).
     /// The link drained this queue and finished its last transmission at `at`: it is idle
     /// from then on (RED decays its average over idle time; CoDel leaves its dropping state).
     pub fn went_idle(&mut self, at: SimTime) {
-        debug_assert!(self.fifo.is_empty());
-        self.aqm.on_idle(at);
+        self.disc.went_idle(at);
     }
 
+    /// The discipline's control variables at `now` (see [`AqmAlgorithm::sample`]).
     pub fn sample_aqm(&mut self, now: SimTime, out: &mut dyn FnMut(&'static str, f64)) {
-        self.aqm.sample(now, out)
+        self.disc.sample(now, out)
     }
 
     /// Counters, with the occupancy integral brought up to `now`.
@@ -414,95 +621,23 @@ impl Queue {
     #[inline]
     fn advance_area(&mut self, now: SimTime) {
         let dt = (now - self.last_change) as u128;
-        self.stats.area_pkts_ns += self.fifo.len() as u128 * dt;
-        self.stats.area_bytes_ns += self.len_bytes as u128 * dt;
+        self.stats.area_pkts_ns += self.disc.len_pkts() as u128 * dt;
+        self.stats.area_bytes_ns += self.disc.len_bytes() as u128 * dt;
         self.last_change = now;
     }
 
+    /// Offers packet `id` (see [`QueueDisc::enqueue`]).
     #[inline]
-    fn count(&mut self, kind: PacketKind, outcome: Outcome, reason: Reason) {
-        self.stats.packets[kind as usize][outcome as usize][reason as usize] += 1;
-    }
-
-    /// Offers packet `id` to the queue. A dropped packet is *not* freed: the caller accounts
-    /// for it and frees it.
-    pub fn enqueue(&mut self, pool: &mut PacketPool, id: PacketId, now: SimTime) -> Enqueue {
-        let view = self.view();
-        let pkt = pool.get_mut(id);
-        let kind = pkt.kind;
-        // Hard limits first: a full buffer drops regardless of ECT (RFC 3168 section 7).
-        if view.len_pkts + 1 > self.limit_pkts || view.len_bytes + pkt.size as u64 > self.limit_bytes {
-            self.count(kind, Outcome::Dropped, Reason::Overflow);
-            return Enqueue::Dropped(Reason::Overflow);
-        }
-        let verdict = self.aqm.on_enqueue(&view, pkt, now);
-        let marked = match verdict {
-            Verdict::Pass => false,
-            Verdict::Signal(reason) => {
-                if self.aqm.ecn() && pkt.ecn.is_ect_or_ce() {
-                    pkt.ecn = Ecn::Ce;
-                    self.count(kind, Outcome::Marked, reason);
-                    true
-                } else {
-                    self.count(kind, Outcome::Dropped, reason);
-                    return Enqueue::Dropped(reason);
-                }
-            }
-            Verdict::Drop(reason) => {
-                self.count(kind, Outcome::Dropped, reason);
-                return Enqueue::Dropped(reason);
-            }
-        };
-        if !marked {
-            self.count(kind, Outcome::Enqueued, Reason::None);
-        }
-        pkt.enqueued_at = now;
-        let size = pkt.size as u64;
+    pub fn enqueue(&mut self, pool: &mut PacketPool, id: PacketId, now: SimTime, dropped: &mut Vec<PacketId>) -> Enqueue {
         self.advance_area(now);
-        self.fifo.push_back(id);
-        self.len_bytes += size;
-        Enqueue::Queued { marked }
+        self.disc.enqueue(pool, id, now, &mut self.stats, dropped)
     }
 
-    /// Takes the head packet for transmission, with whether the AQM marked it (CE) now.
-    /// Packets the AQM drops at dequeue (e.g. CoDel) are appended to `dropped` for the caller to
-    /// account for and free.
-    pub fn dequeue(
-        &mut self,
-        pool: &mut PacketPool,
-        now: SimTime,
-        dropped: &mut Vec<PacketId>,
-    ) -> Option<(PacketId, bool)> {
-        loop {
-            self.advance_area(now);
-            let Some(id) = self.fifo.pop_front() else {
-                self.aqm.on_idle(now);
-                return None;
-            };
-            let pkt = pool.get_mut(id);
-            self.len_bytes -= pkt.size as u64;
-            let view = QueueView { len_pkts: self.fifo.len() as u32, len_bytes: self.len_bytes };
-            let mut marked = false;
-            match self.aqm.on_dequeue(&view, pkt, now) {
-                Verdict::Pass => {}
-                Verdict::Signal(reason) if self.aqm.ecn() && pkt.ecn.is_ect_or_ce() => {
-                    pkt.ecn = Ecn::Ce;
-                    marked = true;
-                    let kind = pkt.kind;
-                    self.count(kind, Outcome::Marked, reason);
-                }
-                Verdict::Signal(reason) | Verdict::Drop(reason) => {
-                    let kind = pkt.kind;
-                    // The arrival was counted as enqueued; it now leaves as a drop instead.
-                    self.stats.packets[kind as usize][Outcome::Enqueued as usize][0] -= 1;
-                    self.count(kind, Outcome::Dropped, reason);
-                    dropped.push(id);
-                    continue;
-                }
-            }
-            self.stats.dequeued_pkts += 1;
-            return Some((id, marked));
-        }
+    /// Takes the next packet for transmission (see [`QueueDisc::dequeue`]).
+    #[inline]
+    pub fn dequeue(&mut self, pool: &mut PacketPool, now: SimTime, dropped: &mut Vec<PacketId>) -> Option<(PacketId, bool)> {
+        self.advance_area(now);
+        self.disc.dequeue(pool, now, &mut self.stats, dropped)
     }
 }
 
@@ -511,7 +646,8 @@ mod tests {
     use super::*;
     use crate::packet::Direction;
 
-    pub(crate) fn packet(kind: PacketKind, size: u32, ecn: Ecn) -> Packet {
+    /// A simulator packet, for tests that go through a queue.
+    pub(crate) fn sim_packet(kind: PacketKind, size: u32, ecn: Ecn) -> Packet {
         Packet {
             flow: 0,
             flow_gen: 0,
@@ -529,9 +665,19 @@ mod tests {
         }
     }
 
-    /// A data packet of flow `flow` (generation 0), for the per-flow AQMs.
-    pub(crate) fn flow_packet(flow: u32, size: u32, ecn: Ecn) -> Packet {
-        Packet { flow, ..packet(PacketKind::Data, size, ecn) }
+    /// What an AQM sees of a packet of flow 0.
+    pub(crate) fn packet(size: u32, ecn: Ecn) -> PacketView {
+        PacketView::of(&sim_packet(PacketKind::Data, size, ecn))
+    }
+
+    /// What an AQM sees of a data packet of flow `flow` (generation 0).
+    pub(crate) fn flow_packet(flow: u32, size: u32, ecn: Ecn) -> PacketView {
+        PacketView::of(&Packet { flow, ..sim_packet(PacketKind::Data, size, ecn) })
+    }
+
+    /// A queue of discipline `cfg` with hard limits `limits` on a 10 Mb/s link.
+    pub(crate) fn queue(cfg: AqmConfig, limits: (Option<u32>, Option<u64>)) -> Queue {
+        Queue::build(&cfg, limits, 10_000_000, Rng::from_seed(1))
     }
 
     #[test]
@@ -541,10 +687,10 @@ mod tests {
         for ecn in [true, false] {
             let mut pool = PacketPool::new();
             let params = ThresholdParams { ecn, k_pkts: Some(0), ..ThresholdParams::default() };
-            let mut q = Queue::new(Some(10), None, Aqm::Threshold(Threshold::new(params)));
+            let mut q = queue(AqmConfig::Threshold(params), (Some(10), None));
             let mut offer = |e: Ecn| {
-                let id = pool.alloc(packet(PacketKind::Data, 1000, e));
-                q.enqueue(&mut pool, id, 0)
+                let id = pool.alloc(sim_packet(PacketKind::Data, 1000, e));
+                q.enqueue(&mut pool, id, 0, &mut Vec::new())
             };
             assert_eq!(offer(Ecn::NotEct), Enqueue::Queued { marked: false }, "an empty queue");
             let ect = offer(Ecn::Ect0);
@@ -559,16 +705,16 @@ mod tests {
     #[test]
     fn packet_limit_overflows_and_counts_by_kind() {
         let mut pool = PacketPool::new();
-        let mut q = Queue::new(Some(2), None, Aqm::DropTail(DropTail));
+        let mut q = queue(AqmConfig::default(), (Some(2), None));
         let ids: Vec<_> = (0..3)
             .map(|i| {
                 let kind = if i == 2 { PacketKind::SynAck } else { PacketKind::Data };
-                pool.alloc(packet(kind, 1000, Ecn::NotEct))
+                pool.alloc(sim_packet(kind, 1000, Ecn::NotEct))
             })
             .collect();
-        assert_eq!(q.enqueue(&mut pool, ids[0], 0), Enqueue::Queued { marked: false });
-        assert_eq!(q.enqueue(&mut pool, ids[1], 0), Enqueue::Queued { marked: false });
-        assert_eq!(q.enqueue(&mut pool, ids[2], 0), Enqueue::Dropped(Reason::Overflow));
+        assert_eq!(q.enqueue(&mut pool, ids[0], 0, &mut Vec::new()), Enqueue::Queued { marked: false });
+        assert_eq!(q.enqueue(&mut pool, ids[1], 0, &mut Vec::new()), Enqueue::Queued { marked: false });
+        assert_eq!(q.enqueue(&mut pool, ids[2], 0, &mut Vec::new()), Enqueue::Dropped(Reason::Overflow));
         let s = q.stats(0);
         assert_eq!(s.count(PacketKind::SynAck, Outcome::Dropped, Reason::Overflow), 1);
         assert_eq!(s.by_kind(PacketKind::Data, Outcome::Enqueued), 2);
@@ -592,13 +738,13 @@ mod tests {
     #[test]
     fn byte_limit_and_occupancy_integral() {
         let mut pool = PacketPool::new();
-        let mut q = Queue::new(None, Some(2500), Aqm::DropTail(DropTail));
-        let a = pool.alloc(packet(PacketKind::Data, 1500, Ecn::NotEct));
-        let b = pool.alloc(packet(PacketKind::Data, 1500, Ecn::NotEct));
-        let c = pool.alloc(packet(PacketKind::Ack, 40, Ecn::NotEct));
-        assert!(matches!(q.enqueue(&mut pool, a, 0), Enqueue::Queued { .. }));
-        assert_eq!(q.enqueue(&mut pool, b, 10), Enqueue::Dropped(Reason::Overflow));
-        assert!(matches!(q.enqueue(&mut pool, c, 10), Enqueue::Queued { .. }));
+        let mut q = queue(AqmConfig::default(), (None, Some(2500)));
+        let a = pool.alloc(sim_packet(PacketKind::Data, 1500, Ecn::NotEct));
+        let b = pool.alloc(sim_packet(PacketKind::Data, 1500, Ecn::NotEct));
+        let c = pool.alloc(sim_packet(PacketKind::Ack, 40, Ecn::NotEct));
+        assert!(matches!(q.enqueue(&mut pool, a, 0, &mut Vec::new()), Enqueue::Queued { .. }));
+        assert_eq!(q.enqueue(&mut pool, b, 10, &mut Vec::new()), Enqueue::Dropped(Reason::Overflow));
+        assert!(matches!(q.enqueue(&mut pool, c, 10, &mut Vec::new()), Enqueue::Queued { .. }));
         let mut dropped = Vec::new();
         assert_eq!(q.dequeue(&mut pool, 20, &mut dropped), Some((a, false)));
         assert_eq!(q.len_bytes(), 40);

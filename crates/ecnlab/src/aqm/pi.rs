@@ -16,10 +16,9 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::{after_enqueue, byte_scaled, coin, valid, AqmAlgorithm, Periodic, QueueView, Verdict};
+use super::{byte_scaled, coin, valid, AqmAlgorithm, Context, PacketView, Periodic, QueueView, Settings, Verdict};
 use crate::engine::time::from_secs;
 use crate::engine::{Rng, SimTime};
-use crate::packet::Packet;
 use crate::config::{check, ConfigError};
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -55,14 +54,18 @@ impl Default for PiParams {
     }
 }
 
-impl PiParams {
-    pub fn validate(&self, path: &str) -> Result<(), ConfigError> {
+impl Settings for PiParams {
+    fn validate(&self, path: &str) -> Result<(), ConfigError> {
         valid::positive(self.a, path, "a")?;
         valid::non_negative(self.b, path, "b")?;
         check(self.b < self.a, &valid::field(path, "b"), self.b, &format!("must be below a ({}) for a stable integral term", self.a))?;
         check(self.sample_hz > 0.0 && self.sample_hz <= 1e6, &valid::field(path, "sample_hz"), self.sample_hz, "must be in (0, 1000000]")?;
         valid::non_negative(self.q_ref_pkts, path, "q_ref_pkts")?;
         check(self.mean_pkt_bytes >= 1, &valid::field(path, "mean_pkt_bytes"), self.mean_pkt_bytes, "must be at least 1")
+    }
+
+    fn targets_pkts(&self) -> Vec<(&'static str, f64)> {
+        vec![("q_ref_pkts", self.q_ref_pkts)]
     }
 }
 
@@ -144,15 +147,23 @@ impl Pi {
 }
 
 impl AqmAlgorithm for Pi {
-    fn on_enqueue(&mut self, q: &QueueView, pkt: &Packet, now: SimTime) -> Verdict {
-        self.catch_up(now);
-        let p = if self.params.byte_mode { byte_scaled(self.p, pkt.size, self.params.mean_pkt_bytes) } else { self.p };
-        let v = coin(&mut self.rng, p);
-        self.last = after_enqueue(q, v, self.params.ecn, pkt);
-        v
+    type Params = PiParams;
+
+    fn build(params: &PiParams, ctx: Context) -> Pi {
+        Pi::new(params.clone(), ctx.rng)
     }
 
-    fn on_dequeue(&mut self, q: &QueueView, _pkt: &Packet, now: SimTime) -> Verdict {
+    fn on_enqueue(&mut self, _q: &QueueView, pkt: &PacketView, now: SimTime) -> Verdict {
+        self.catch_up(now);
+        let p = if self.params.byte_mode { byte_scaled(self.p, pkt.size, self.params.mean_pkt_bytes) } else { self.p };
+        coin(&mut self.rng, p)
+    }
+
+    fn after_enqueue(&mut self, q: &QueueView, _kept: bool) {
+        self.last = *q;
+    }
+
+    fn on_dequeue(&mut self, q: &QueueView, _pkt: &PacketView, now: SimTime) -> Verdict {
         self.catch_up(now);
         self.last = *q;
         Verdict::Pass
@@ -172,7 +183,7 @@ impl AqmAlgorithm for Pi {
 mod tests {
     use super::*;
     use crate::aqm::tests::packet;
-    use crate::packet::{Ecn, PacketKind};
+    use crate::packet::Ecn;
 
     #[test]
     fn design_rules_reproduce_the_paper_example() {
@@ -193,11 +204,12 @@ mod tests {
     #[test]
     fn probability_follows_the_difference_equation() {
         let mut pi = Pi::new(PiParams { q_ref_pkts: 10.0, ..Default::default() }, Rng::from_seed(1));
-        let pkt = packet(PacketKind::Data, 500, Ecn::NotEct);
+        let pkt = packet(500, Ecn::NotEct);
         let t = 6_250_000; // 1/160 s in ns
         // 30 packets arrive at t = 1 ns; the queue then holds 30 for the updates at T, 2T, 3T.
         for i in 0..30 {
             pi.on_enqueue(&QueueView { len_pkts: i, len_bytes: 500 * i as u64 }, &pkt, 1);
+            pi.after_enqueue(&QueueView { len_pkts: i + 1, len_bytes: 500 * (i + 1) as u64 }, true);
         }
         assert_eq!(pi.p, 0.0);
         let (a, b) = (1.822e-5, 1.816e-5);

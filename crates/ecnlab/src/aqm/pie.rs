@@ -31,10 +31,9 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::{accepted, after_enqueue, byte_scaled, valid, AqmAlgorithm, Periodic, QueueView, Reason, Verdict};
+use super::{byte_scaled, valid, AqmAlgorithm, Context, PacketView, Periodic, QueueView, Reason, Settings, Verdict};
 use crate::engine::time::from_millis;
 use crate::engine::{Rng, SimTime};
-use crate::packet::Packet;
 use crate::config::{check, ConfigError};
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -157,8 +156,10 @@ impl PieParams {
             big_delay_boost: self.big_delay_boost.unwrap_or(early),
         }
     }
+}
 
-    pub fn validate(&self, path: &str) -> Result<(), ConfigError> {
+impl Settings for PieParams {
+    fn validate(&self, path: &str) -> Result<(), ConfigError> {
         // The user's values (defaults are valid by construction).
         self.target_ms.map_or(Ok(()), |v| valid::positive(v, path, "target_ms"))?;
         self.tupdate_ms.map_or(Ok(()), |v| valid::period_ms(v, path, "tupdate_ms"))?;
@@ -304,7 +305,7 @@ impl Pie {
     }
 
     /// Spec 6.2 `drop_early` (and 6.3's variant).
-    fn drop_early(&mut self, q: &QueueView, pkt: &Packet) -> bool {
+    fn drop_early(&mut self, q: &QueueView, pkt: &PacketView) -> bool {
         let early = self.params.variant == PieVariant::LinuxEarly;
         let mean = self.params.mean_pkt_bytes;
         if self.burst > 0.0 || (self.qdelay < self.cfg.target / 2.0 && self.p < 0.2) {
@@ -337,7 +338,7 @@ impl Pie {
     }
 
     /// Spec 6.4 (a): departure-rate measurement on dequeue (`q` excludes the packet).
-    fn measure_rate(&mut self, q: &QueueView, pkt: &Packet, now: SimTime) {
+    fn measure_rate(&mut self, q: &QueueView, pkt: &PacketView, now: SimTime) {
         let thresh = self.cfg.dq_threshold;
         if self.dq_count.is_none() && q.len_bytes >= thresh {
             self.dq_count = Some(0);
@@ -365,23 +366,31 @@ impl Pie {
 }
 
 impl AqmAlgorithm for Pie {
-    fn on_enqueue(&mut self, q: &QueueView, pkt: &Packet, now: SimTime) -> Verdict {
+    type Params = PieParams;
+
+    fn build(params: &PieParams, ctx: Context) -> Pie {
+        Pie::new(params.clone(), ctx.rng)
+    }
+
+    fn on_enqueue(&mut self, q: &QueueView, pkt: &PacketView, now: SimTime) -> Verdict {
         self.catch_up(now);
-        let v = if !self.drop_early(q, pkt) {
+        if !self.drop_early(q, pkt) {
             Verdict::Pass
         } else if self.params.ecn && (!self.params.drop_above_mark_ecnth || self.p <= self.params.mark_ecnth) {
             Verdict::Signal(Reason::Early)
         } else {
             Verdict::Drop(Reason::Early)
-        };
-        if !accepted(v, self.params.ecn, pkt) {
-            self.accu_prob = 0.0;
         }
-        self.last = after_enqueue(q, v, self.params.ecn, pkt);
-        v
     }
 
-    fn on_dequeue(&mut self, q: &QueueView, pkt: &Packet, now: SimTime) -> Verdict {
+    fn after_enqueue(&mut self, q: &QueueView, kept: bool) {
+        if !kept {
+            self.accu_prob = 0.0;
+        }
+        self.last = *q;
+    }
+
+    fn on_dequeue(&mut self, q: &QueueView, pkt: &PacketView, now: SimTime) -> Verdict {
         self.catch_up(now);
         self.last = *q;
         match self.cfg.estimator {
@@ -514,7 +523,7 @@ mod tests {
     #[test]
     fn rate_estimator_measures_departures_and_burns_burst_in_linux_early() {
         let mut x = pie(PieVariant::LinuxEarly);
-        let pkt = crate::aqm::tests::packet(crate::packet::PacketKind::Data, 1000, crate::packet::Ecn::NotEct);
+        let pkt = crate::aqm::tests::packet(1000, crate::packet::Ecn::NotEct);
         // 30 packets queued; 1000-B departures every 1 ms (1 MB/s).
         let mut q = QueueView { len_pkts: 30, len_bytes: 30_000 };
         for i in 1..=10u64 {

@@ -27,9 +27,8 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::{signal_marks, valid, AqmAlgorithm, QueueView, Reason, Verdict};
+use super::{signal_marks, valid, AqmAlgorithm, Context, PacketView, QueueView, Reason, Settings, Verdict};
 use crate::engine::{Rng, SimTime};
-use crate::packet::Packet;
 use crate::config::{check, ConfigError};
 
 /// What happens to a packet signalled while the average queue is at or beyond max_th
@@ -100,8 +99,8 @@ impl Default for RedParams {
     }
 }
 
-impl RedParams {
-    pub fn validate(&self, path: &str) -> Result<(), ConfigError> {
+impl Settings for RedParams {
+    fn validate(&self, path: &str) -> Result<(), ConfigError> {
         valid::non_negative(self.min_th_pkts, path, "min_th_pkts")?;
         valid::positive(self.max_th_pkts, path, "max_th_pkts")?;
         check(
@@ -113,6 +112,10 @@ impl RedParams {
         valid::fraction(self.max_p, path, "max_p")?;
         valid::fraction(self.w_q, path, "w_q")?;
         check(self.mean_pkt_bytes >= 1, &valid::field(path, "mean_pkt_bytes"), self.mean_pkt_bytes, "must be at least 1")
+    }
+
+    fn targets_pkts(&self) -> Vec<(&'static str, f64)> {
+        vec![("min_th_pkts", self.min_th_pkts)]
     }
 }
 
@@ -226,18 +229,18 @@ impl Red {
     }
 
     /// A signal at or beyond max_th, treated per `above_max` (spec 2.7).
-    fn above_max(&self, pkt: &Packet, reason: Reason) -> Verdict {
+    fn above_max(&self, pkt: &PacketView, reason: Reason) -> Verdict {
         match self.params.above_max {
             AboveMax::Drop => Verdict::Drop(reason),
             AboveMax::Mark => Verdict::Signal(reason),
-            AboveMax::Ecnm if signal_marks(self.params.ecn, pkt) => Verdict::Signal(reason),
+            AboveMax::Ecnm if signal_marks(self.params.ecn, pkt.ecn) => Verdict::Signal(reason),
             AboveMax::Ecnm => Verdict::Pass,
         }
     }
 
     /// RED's decision (spec 2.4-2.7) for `pkt` on the current average (RIO and CHOKe update
     /// their averages themselves, then call this).
-    pub(super) fn decide(&mut self, pkt: &Packet) -> Verdict {
+    pub(super) fn decide(&mut self, pkt: &PacketView) -> Verdict {
         let avg = self.avg;
         let p = &self.params;
         if avg < self.min_th {
@@ -280,7 +283,13 @@ impl Red {
 }
 
 impl AqmAlgorithm for Red {
-    fn on_enqueue(&mut self, q: &QueueView, pkt: &Packet, now: SimTime) -> Verdict {
+    type Params = RedParams;
+
+    fn build(params: &RedParams, ctx: Context) -> Red {
+        Red::new(params.clone(), ctx.rate_bps, ctx.rng)
+    }
+
+    fn on_enqueue(&mut self, q: &QueueView, pkt: &PacketView, now: SimTime) -> Verdict {
         let qlen = if self.params.byte_mode { q.len_bytes as f64 } else { q.len_pkts as f64 };
         self.update_avg(qlen, now);
         if q.len_pkts < self.params.min_queue_pkts {
@@ -315,7 +324,7 @@ impl AqmAlgorithm for Red {
 mod tests {
     use super::*;
     use crate::aqm::tests::packet;
-    use crate::packet::{Ecn, PacketKind};
+    use crate::packet::Ecn;
 
     fn red(params: RedParams) -> Red {
         Red::new(params, 10_000_000, Rng::from_seed(1))
@@ -327,7 +336,7 @@ mod tests {
 
     #[test]
     fn min_queue_pkts_keeps_a_nearly_empty_queue_from_signalling() {
-        let pkt = packet(PacketKind::Data, 1000, Ecn::NotEct);
+        let pkt = packet(1000, Ecn::NotEct);
         // The average far beyond 2 max_th (a small w_q keeps it there): every arrival is
         // signalled, except, with ns-2's rule, while fewer than 2 packets wait.
         let params = RedParams { w_q: 1e-6, min_th_pkts: 1.0, max_th_pkts: 2.0, ..Default::default() };
@@ -370,7 +379,7 @@ mod tests {
     #[test]
     fn average_follows_the_ewma_and_decays_over_idle_time() {
         let mut r = red(RedParams { w_q: 0.5, ..Default::default() });
-        let p = packet(PacketKind::Data, 500, Ecn::NotEct);
+        let p = packet(500, Ecn::NotEct);
         // First arrival at t = 0 on an idle link: m = 0, avg = 0 * 0.5 + 0.5 * q.
         r.on_enqueue(&view(4), &p, 0);
         assert_eq!(r.avg, 2.0);
@@ -385,7 +394,7 @@ mod tests {
     }
 
     /// Arrivals with the average held at `avg`: fraction signalled, and the verdicts seen.
-    fn signal_rate(params: RedParams, q: u32, pkt: &Packet, n: usize) -> (f64, Vec<Verdict>) {
+    fn signal_rate(params: RedParams, q: u32, pkt: &PacketView, n: usize) -> (f64, Vec<Verdict>) {
         let mut r = red(RedParams { w_q: 1.0, ..params });
         let mut v = Vec::new();
         for i in 0..n {
@@ -397,7 +406,7 @@ mod tests {
 
     #[test]
     fn uniformized_signals_come_at_the_rate_of_the_law() {
-        let p = packet(PacketKind::Data, 500, Ecn::NotEct);
+        let p = packet(500, Ecn::NotEct);
         // avg 10: p_b = 0.05 = 1/20. FJ93: the k-th arrival after a signal has p_a = 1/(20 - k),
         // so gaps are uniform on 1..=19: mean 10.
         let (rate, _) = signal_rate(RedParams { wait: false, ..Default::default() }, 10, &p, 200_000);
@@ -409,8 +418,8 @@ mod tests {
 
     #[test]
     fn beyond_max_th_red_drops_red_star_marks_ecnm_never_drops() {
-        let ect = packet(PacketKind::Data, 500, Ecn::Ect0);
-        let not_ect = packet(PacketKind::SynAck, 500, Ecn::NotEct);
+        let ect = packet(500, Ecn::Ect0);
+        let not_ect = packet(500, Ecn::NotEct);
         let base = RedParams { ecn: true, gentle: false, ..Default::default() };
         let (rate, v) = signal_rate(base.clone(), 20, &ect, 10);
         assert_eq!(rate, 1.0);
@@ -436,8 +445,8 @@ mod tests {
         // avg 5000 bytes: p_b 0.05. Mean-sized packets behave as in packet mode (rate 1/10);
         // 250-B packets count half a mean packet each and their probability is halved, so they
         // are signalled less often per packet.
-        let small = packet(PacketKind::Data, 250, Ecn::NotEct);
-        let mean = packet(PacketKind::Data, 500, Ecn::NotEct);
+        let small = packet(250, Ecn::NotEct);
+        let mean = packet(500, Ecn::NotEct);
         let mut rs = red(RedParams { w_q: 1.0, ..params.clone() });
         let mut rm = red(RedParams { w_q: 1.0, ..params });
         let q = QueueView { len_pkts: 10, len_bytes: 5000 };

@@ -19,10 +19,9 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::{after_enqueue, byte_scaled, coin, signal_marks, valid, AqmAlgorithm, Periodic, QueueView, Verdict};
+use super::{byte_scaled, coin, signal_marks, valid, AqmAlgorithm, Context, PacketView, Periodic, QueueView, Settings, Verdict};
 use crate::engine::time::from_millis;
 use crate::engine::{Rng, SimTime};
-use crate::packet::Packet;
 use crate::config::{check, ConfigError};
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -68,8 +67,8 @@ impl Default for RemParams {
     }
 }
 
-impl RemParams {
-    pub fn validate(&self, path: &str) -> Result<(), ConfigError> {
+impl Settings for RemParams {
+    fn validate(&self, path: &str) -> Result<(), ConfigError> {
         check(self.phi > 1.0 && self.phi.is_finite(), &valid::field(path, "phi"), self.phi, "must be above 1")?;
         valid::positive(self.gamma, path, "gamma")?;
         valid::positive(self.alpha, path, "alpha")?;
@@ -78,6 +77,10 @@ impl RemParams {
         valid::fraction(self.in_weight, path, "in_weight")?;
         check(!self.mark_on_dequeue || self.ecn, &valid::field(path, "mark_on_dequeue"), true, "needs ecn = true")?;
         check(self.mean_pkt_bytes >= 1, &valid::field(path, "mean_pkt_bytes"), self.mean_pkt_bytes, "must be at least 1")
+    }
+
+    fn targets_pkts(&self) -> Vec<(&'static str, f64)> {
+        vec![("b_star_pkts", self.b_star_pkts)]
     }
 }
 
@@ -119,7 +122,7 @@ impl Rem {
     }
 
     /// The signal probability of `pkt` (byte mode: scaled by its size).
-    fn packet_prob(&self, pkt: &Packet) -> f64 {
+    fn packet_prob(&self, pkt: &PacketView) -> f64 {
         if self.params.byte_mode {
             byte_scaled(self.prob, pkt.size, self.params.mean_pkt_bytes)
         } else {
@@ -144,24 +147,32 @@ impl Rem {
 }
 
 impl AqmAlgorithm for Rem {
-    fn on_enqueue(&mut self, q: &QueueView, pkt: &Packet, now: SimTime) -> Verdict {
+    type Params = RemParams;
+
+    fn build(params: &RemParams, ctx: Context) -> Rem {
+        Rem::new(params.clone(), ctx.rate_bps, ctx.rng)
+    }
+
+    fn on_enqueue(&mut self, _q: &QueueView, pkt: &PacketView, now: SimTime) -> Verdict {
         self.catch_up(now);
         let p = &self.params;
         self.in_count += if p.byte_mode { pkt.size as f64 / p.mean_pkt_bytes as f64 } else { 1.0 };
-        let v = if p.mark_on_dequeue {
+        if p.mark_on_dequeue {
             Verdict::Pass
         } else {
             let prob = self.packet_prob(pkt);
             coin(&mut self.rng, prob)
-        };
-        self.last = after_enqueue(q, v, self.params.ecn, pkt);
-        v
+        }
     }
 
-    fn on_dequeue(&mut self, q: &QueueView, pkt: &Packet, now: SimTime) -> Verdict {
+    fn after_enqueue(&mut self, q: &QueueView, _kept: bool) {
+        self.last = *q;
+    }
+
+    fn on_dequeue(&mut self, q: &QueueView, pkt: &PacketView, now: SimTime) -> Verdict {
         self.catch_up(now);
         self.last = *q;
-        if self.params.mark_on_dequeue && signal_marks(self.params.ecn, pkt) {
+        if self.params.mark_on_dequeue && signal_marks(self.params.ecn, pkt.ecn) {
             let prob = self.packet_prob(pkt);
             coin(&mut self.rng, prob)
         } else {
@@ -184,7 +195,7 @@ impl AqmAlgorithm for Rem {
 mod tests {
     use super::*;
     use crate::aqm::tests::packet;
-    use crate::packet::{Ecn, PacketKind};
+    use crate::packet::Ecn;
 
     #[test]
     fn spec_vector_probability() {
@@ -196,10 +207,11 @@ mod tests {
     fn price_update_by_hand() {
         // 10 Mb/s, 1000-B packets, 2 ms periods: c = 2.5 packets per period.
         let mut rem = Rem::new(RemParams::default(), 10_000_000, Rng::from_seed(1));
-        let pkt = packet(PacketKind::Data, 1000, Ecn::NotEct);
+        let pkt = packet(1000, Ecn::NotEct);
         // 40 arrivals in the first period, queue 40 at its end.
         for i in 0..40 {
             rem.on_enqueue(&QueueView { len_pkts: i, len_bytes: 1000 * i as u64 }, &pkt, 1000 + i as u64);
+            rem.after_enqueue(&QueueView { len_pkts: i + 1, len_bytes: 1000 * (i + 1) as u64 }, true);
         }
         rem.sample(2_000_000, &mut |_, _| {});
         // price = 0.001 (40 + 0.1 (40 - 20) - 2.5) = 0.0395
@@ -221,8 +233,8 @@ mod tests {
         let mut rem = Rem::new(params, 10_000_000, Rng::from_seed(1));
         rem.price = 1e6; // prob = 1 until the next update at 2 ms
         rem.prob = Rem::probability(1.001, rem.price);
-        let ect = packet(PacketKind::Data, 1000, Ecn::Ect0);
-        let syn_ack = packet(PacketKind::SynAck, 40, Ecn::NotEct);
+        let ect = packet(1000, Ecn::Ect0);
+        let syn_ack = packet(40, Ecn::NotEct);
         let q = QueueView { len_pkts: 5, len_bytes: 5000 };
         assert_eq!(rem.on_enqueue(&q, &ect, 1), Verdict::Pass);
         assert_eq!(rem.on_dequeue(&q, &ect, 2), Verdict::Signal(crate::aqm::Reason::Early));

@@ -19,10 +19,9 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::red::{Red, RedParams};
-use super::{accepted, flow_key, flow_slot, valid, AqmAlgorithm, QueueView, Verdict};
+use super::{flow_slot, valid, AqmAlgorithm, Context, PacketView, QueueView, Settings, Verdict};
 use crate::engine::time::from_millis;
 use crate::engine::{Rng, SimTime};
-use crate::packet::Packet;
 use crate::config::{check, ConfigError};
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -74,7 +73,10 @@ impl RioParams {
     fn red(&self, min: f64, max: f64, max_p: f64) -> RedParams {
         RedParams { ecn: self.ecn, min_th_pkts: min, max_th_pkts: max, max_p, w_q: self.w_q, gentle: self.gentle, mean_pkt_bytes: self.mean_pkt_bytes, ..Default::default() }
     }
-    pub fn validate(&self, path: &str) -> Result<(), ConfigError> {
+}
+
+impl Settings for RioParams {
+    fn validate(&self, path: &str) -> Result<(), ConfigError> {
         // Each class's RED parameters, reported under this table's field names.
         for (min, max, p, pre) in [
             (self.in_min_th_pkts, self.in_max_th_pkts, self.in_max_p, "in_"),
@@ -88,6 +90,10 @@ impl RioParams {
         valid::positive(self.idle_timeout_ms, path, "idle_timeout_ms")?;
         check(self.table_size >= 1, &valid::field(path, "table_size"), self.table_size, "must be at least 1")?;
         check(self.mean_pkt_bytes >= 1, &valid::field(path, "mean_pkt_bytes"), self.mean_pkt_bytes, "must be at least 1")
+    }
+
+    fn targets_pkts(&self) -> Vec<(&'static str, f64)> {
+        vec![("in_min_th_pkts", self.in_min_th_pkts), ("out_min_th_pkts", self.out_min_th_pkts)]
     }
 }
 
@@ -119,6 +125,8 @@ pub struct Rio {
     /// IN bit of each queued packet, in queue order, and the IN packets queued.
     queued_in: VecDeque<bool>,
     in_len: u32,
+    /// The class of the arrival being judged, until the queue acts on the verdict.
+    arriving_in: bool,
     pub stats: RioStats,
 }
 
@@ -134,17 +142,18 @@ impl Rio {
             idle_timeout: from_millis(p.idle_timeout_ms),
             queued_in: VecDeque::with_capacity(64),
             in_len: 0,
+            arriving_in: false,
             stats: RioStats::default(),
             params,
         }
     }
 
     /// RIO-PS edge rule: IN for the first L_t packets of a flow (spec 10.2).
-    pub fn classify(&mut self, pkt: &Packet, now: SimTime) -> bool {
+    pub fn classify(&mut self, pkt: &PacketView, now: SimTime) -> bool {
         if self.params.short_flow_pkts == 0 {
             return false;
         }
-        let key = flow_key(pkt) + 1;
+        let key = pkt.flow + 1;
         let timeout = self.idle_timeout;
         let i = flow_slot(key, self.table.len());
         let e = &mut self.table[i];
@@ -161,7 +170,13 @@ impl Rio {
 }
 
 impl AqmAlgorithm for Rio {
-    fn on_enqueue(&mut self, q: &QueueView, pkt: &Packet, now: SimTime) -> Verdict {
+    type Params = RioParams;
+
+    fn build(params: &RioParams, ctx: Context) -> Rio {
+        Rio::new(params.clone(), ctx.rate_bps, ctx.rng)
+    }
+
+    fn on_enqueue(&mut self, q: &QueueView, pkt: &PacketView, now: SimTime) -> Verdict {
         let is_in = self.classify(pkt, now);
         self.red_total.update_avg(q.len_pkts as f64, now);
         let v = if is_in {
@@ -175,14 +190,18 @@ impl AqmAlgorithm for Rio {
         if v != Verdict::Pass {
             if is_in { self.stats.in_signals += 1 } else { self.stats.out_signals += 1 }
         }
-        if accepted(v, self.params.ecn, pkt) {
-            self.queued_in.push_back(is_in);
-            self.in_len += is_in as u32;
-        }
+        self.arriving_in = is_in;
         v
     }
 
-    fn on_dequeue(&mut self, _q: &QueueView, _pkt: &Packet, _now: SimTime) -> Verdict {
+    fn after_enqueue(&mut self, _q: &QueueView, kept: bool) {
+        if kept {
+            self.queued_in.push_back(self.arriving_in);
+            self.in_len += self.arriving_in as u32;
+        }
+    }
+
+    fn on_dequeue(&mut self, _q: &QueueView, _pkt: &PacketView, _now: SimTime) -> Verdict {
         if self.queued_in.pop_front() == Some(true) {
             self.in_len -= 1;
         }
@@ -211,7 +230,7 @@ mod tests {
     use crate::aqm::tests::flow_packet;
     use crate::packet::Ecn;
 
-    fn pkt(flow: u32) -> Packet {
+    fn pkt(flow: u32) -> PacketView {
         flow_packet(flow, 1000, Ecn::NotEct)
     }
 
@@ -225,7 +244,7 @@ mod tests {
         assert!(r.classify(&pkt(4), 30 * ms));
         assert!(r.classify(&pkt(3), 25 * ms + 1000 * ms));
         let mut p = pkt(3);
-        p.flow_gen = 1; // a new connection in the same slot
+        p.flow |= 1; // generation 1: a new connection in the same slot
         assert!(r.classify(&p, 1026 * ms));
     }
 
@@ -237,9 +256,11 @@ mod tests {
         let mut r = Rio::new(p, 10_000_000, Rng::from_seed(1));
         let q = QueueView { len_pkts: 40, len_bytes: 40_000 };
         assert_eq!(r.on_enqueue(&q, &pkt(1), 0), Verdict::Pass); // IN (first packet of flow 1)
+        r.after_enqueue(&QueueView { len_pkts: 41, len_bytes: 41_000 }, true);
         assert_eq!(r.red_total.avg, 40.0);
         assert_eq!(r.red_in.avg, 0.0);
         assert!(matches!(r.on_enqueue(&q, &pkt(1), 1), Verdict::Drop(_))); // OUT, avg 40 > 15
+        r.after_enqueue(&q, false);
         assert_eq!(r.in_len, 1);
         r.on_dequeue(&q, &pkt(1), 2);
         assert_eq!(r.in_len, 0);

@@ -13,9 +13,8 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::{signal_marks, valid, AqmAlgorithm, QueueView, Reason, Verdict};
+use super::{signal_marks, valid, AqmAlgorithm, Context, PacketView, QueueView, Reason, Settings, Verdict};
 use crate::engine::SimTime;
-use crate::packet::Packet;
 use crate::config::{check, ConfigError};
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -59,13 +58,21 @@ impl Default for ThresholdParams {
     }
 }
 
-impl ThresholdParams {
-    pub fn validate(&self, path: &str) -> Result<(), ConfigError> {
+impl Settings for ThresholdParams {
+    fn validate(&self, path: &str) -> Result<(), ConfigError> {
         match (self.k_pkts, self.k_bytes) {
             (Some(_), Some(b)) => check(false, &valid::field(path, "k_bytes"), b, "cannot be given together with k_pkts"),
             (None, None) => check(false, path, "", "needs k_pkts or k_bytes (the threshold K)"),
             _ => Ok(()),
         }
+    }
+
+    fn targets_pkts(&self) -> Vec<(&'static str, f64)> {
+        self.k_pkts.map(|v| ("k_pkts", v as f64)).into_iter().collect()
+    }
+
+    fn targets_bytes(&self) -> Vec<(&'static str, u64)> {
+        self.k_bytes.map(|v| ("k_bytes", v)).into_iter().collect()
     }
 }
 
@@ -79,13 +86,13 @@ impl Threshold {
         Threshold { params }
     }
 
-    fn verdict(&self, q: &QueueView, pkt: &Packet) -> Verdict {
+    fn verdict(&self, q: &QueueView, pkt: &PacketView) -> Verdict {
         let above = match (self.params.k_pkts, self.params.k_bytes) {
             (Some(k), _) => q.len_pkts > k,
             (None, Some(k)) => q.len_bytes > k,
             (None, None) => false,
         };
-        if !above || (self.params.nonect == NonEct::Enqueue && !signal_marks(self.params.ecn, pkt)) {
+        if !above || (self.params.nonect == NonEct::Enqueue && !signal_marks(self.params.ecn, pkt.ecn)) {
             Verdict::Pass
         } else {
             Verdict::Signal(Reason::Forced)
@@ -94,14 +101,20 @@ impl Threshold {
 }
 
 impl AqmAlgorithm for Threshold {
-    fn on_enqueue(&mut self, q: &QueueView, pkt: &Packet, _now: SimTime) -> Verdict {
+    type Params = ThresholdParams;
+
+    fn build(params: &ThresholdParams, _ctx: Context) -> Threshold {
+        Threshold::new(params.clone())
+    }
+
+    fn on_enqueue(&mut self, q: &QueueView, pkt: &PacketView, _now: SimTime) -> Verdict {
         match self.params.mark_at {
             MarkAt::Enqueue => self.verdict(q, pkt),
             MarkAt::Dequeue => Verdict::Pass,
         }
     }
 
-    fn on_dequeue(&mut self, q: &QueueView, pkt: &Packet, _now: SimTime) -> Verdict {
+    fn on_dequeue(&mut self, q: &QueueView, pkt: &PacketView, _now: SimTime) -> Verdict {
         match self.params.mark_at {
             MarkAt::Enqueue => Verdict::Pass,
             MarkAt::Dequeue => self.verdict(q, pkt),
@@ -117,13 +130,13 @@ impl AqmAlgorithm for Threshold {
 mod tests {
     use super::*;
     use crate::aqm::tests::packet;
-    use crate::packet::{Ecn, PacketKind};
+    use crate::packet::Ecn;
 
     #[test]
     fn marks_above_k_and_treats_not_ect_by_policy() {
         let mut t = Threshold::new(ThresholdParams { k_pkts: Some(10), ..Default::default() });
-        let ect = packet(PacketKind::Data, 1500, Ecn::Ect0);
-        let syn_ack = packet(PacketKind::SynAck, 40, Ecn::NotEct);
+        let ect = packet(1500, Ecn::Ect0);
+        let syn_ack = packet(40, Ecn::NotEct);
         let at = |n: u32| QueueView { len_pkts: n, len_bytes: n as u64 * 1500 };
         assert_eq!(t.on_enqueue(&at(10), &ect, 0), Verdict::Pass);
         assert_eq!(t.on_enqueue(&at(11), &ect, 0), Verdict::Signal(Reason::Forced));

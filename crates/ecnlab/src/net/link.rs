@@ -99,7 +99,7 @@ impl Link {
             return (Offer::Lost, LinkWake::default());
         }
         self.sync_idle(now);
-        match self.queue.enqueue(pool, id, now) {
+        match self.queue.enqueue(pool, id, now, dropped) {
             Enqueue::Dropped(reason) => (Offer::Dropped(reason), LinkWake::default()),
             Enqueue::Queued { marked } => {
                 let wake = if self.tx_pending {
@@ -242,7 +242,7 @@ impl DelayLine {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::aqm::{Aqm, DropTail};
+    use crate::aqm::AqmConfig;
     use crate::packet::{Direction, Ecn, Packet};
 
     fn packet(pool: &mut PacketPool, size: u32) -> PacketId {
@@ -268,7 +268,7 @@ mod tests {
         let mut pool = PacketPool::new();
         let mut dropped = Vec::new();
         // 1000 B at 8 Mb/s: 1 ms to serialize; 5 ms of propagation.
-        let queue = Queue::new(Some(10), None, Aqm::DropTail(DropTail));
+        let queue = Queue::build(&AqmConfig::default(), (Some(10), None), 8_000_000, Rng::from_seed(1));
         let mut link = Link::new(8_000_000, 5_000_000, queue, 0.0, Rng::from_seed(1));
         let (a, b, c) = (packet(&mut pool, 1000), packet(&mut pool, 1000), packet(&mut pool, 1000));
 

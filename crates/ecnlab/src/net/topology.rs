@@ -252,11 +252,11 @@ impl Network {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::aqm::{Aqm, DropTail, Queue};
+    use crate::aqm::{AqmConfig, Queue};
     use crate::engine::Rng;
 
     fn link() -> Link {
-        Link::new(1_000_000, 0, Queue::new(Some(10), None, Aqm::DropTail(DropTail)), 0.0, Rng::from_seed(0))
+        Link::new(1_000_000, 0, Queue::build(&AqmConfig::default(), (Some(10), None), 1_000_000, Rng::from_seed(0)), 0.0, Rng::from_seed(0))
     }
 
     /// A chain of `k` routers with a link each way between neighbours (2i up, 2i+1 down), one

@@ -135,6 +135,8 @@ pub const LIMITS: &[Limit] = &[
     Limit { field: "hb_size", lower: Lower::ZeroOrMore, max: 1e7, unit: "entries", reason: TABLE },
     Limit { field: "hb_max_chain", lower: Lower::ZeroOrMore, max: 1e7, unit: "entries", reason: TABLE },
     Limit { field: "shadow_size", lower: Lower::ZeroOrMore, max: 1e7, unit: "entries", reason: TABLE },
+    Limit { field: "fq_codel.flows", lower: Lower::AtLeast(1.0), max: 65_536.0, unit: "queues", reason: "Linux's fq_codel allows at most 65536 flow queues; each is allocated when the run starts" },
+    Limit { field: "quantum_bytes", lower: Lower::AtLeast(1.0), max: 1_048_576.0, unit: "bytes", reason: "Linux's fq_codel refuses a quantum above 1 MiB (2^20 bytes)" },
     Limit { field: "mean_pkt_bytes", lower: Lower::ZeroOrMore, max: 65_535.0, unit: "bytes", reason: PACKET },
     Limit { field: "mtu_bytes", lower: Lower::ZeroOrMore, max: 65_535.0, unit: "bytes", reason: PACKET },
     Limit { field: "dq_threshold_bytes", lower: Lower::ZeroOrMore, max: 1.5e10, unit: "bytes", reason: QUEUE },
@@ -558,6 +560,7 @@ mod tests {
         r#"{"kind": "afd", "shadow_size": 1000, "sample_one_in": 10, "alpha": 1.7, "beta": 1.8, "update_hz": 160, "q_target_pkts": 50, "m_min": 1}"#,
         r#"{"kind": "rio_ps", "in_min_th_pkts": 5, "in_max_th_pkts": 15, "in_max_p": 0.02, "out_min_th_pkts": 5, "out_max_th_pkts": 15, "out_max_p": 0.1, "w_q": 0.002, "short_flow_pkts": 20, "idle_timeout_ms": 500, "table_size": 1000, "mean_pkt_bytes": 1000}"#,
         r#"{"kind": "choke", "min_th_pkts": 5, "max_th_pkts": 15, "max_p": 0.1, "w_q": 0.002, "candidates": 1, "mean_pkt_bytes": 1000}"#,
+        r#"{"kind": "fq_codel", "flows": 1024, "quantum_bytes": 1514, "target_ms": 5, "interval_ms": 100, "mtu_bytes": 1514, "ce_threshold_ms": 1}"#,
         r#"{"kind": "aecn", "n_ref_flows": 10, "flow_exponent": 1, "rate_exponent": 1, "max_p_cap": 0.5, "window_ms": 1000, "table_size": 1000}"#,
     ];
 

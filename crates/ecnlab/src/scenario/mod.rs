@@ -11,7 +11,7 @@ pub use topology::{Bottleneck, Layout, Topology, TopologyKind};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::aqm::{AecnParams, AfdParams, AredParams, ChokeParams, CodelParams, DcnParams, PiParams, PieParams, RedParams, RemParams, RioParams, ThresholdParams};
+pub use crate::aqm::AqmConfig;
 use crate::config::{check, non_negative, positive, tagged, ConfigError};
 use crate::dist::Dist;
 use crate::tcp::config::{Side, TcpConfig};
@@ -62,7 +62,7 @@ pub struct QueueConfig {
 
 impl Default for QueueConfig {
     fn default() -> Self {
-        QueueConfig { limit_pkts: Some(100), limit_bytes: None, aqm: AqmConfig::Droptail {} }
+        QueueConfig { limit_pkts: Some(100), limit_bytes: None, aqm: AqmConfig::default() }
     }
 }
 
@@ -98,118 +98,12 @@ impl QueueConfig {
                 )?;
             }
         }
-        if let (AqmConfig::Threshold(t), Some(l)) = (&self.aqm, bytes) {
-            if let Some(k) = t.k_bytes {
-                check(k < l, &format!("{path}.aqm.k_bytes"), k, &format!("must be below the queue's limit_bytes ({l}): the queue never reaches it"))?;
+        for (field, target) in self.aqm.targets_bytes() {
+            if let Some(l) = bytes {
+                check(target < l, &format!("{path}.aqm.{field}"), target, &format!("must be below the queue's limit_bytes ({l}): the queue never reaches it"))?;
             }
         }
         Ok(())
-    }
-}
-
-/// Active queue management algorithms (docs/models/), selected by `kind`. Each variant but
-/// DropTail wraps its algorithm's parameter struct (defined beside the algorithm in `aqm/`).
-/// Decoded by [`tagged`], so an error inside a variant names its field.
-#[derive(Clone, Debug, PartialEq, Serialize, JsonSchema)]
-#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
-pub enum AqmConfig {
-    /// No AQM: the queue only enforces its hard limits.
-    Droptail {},
-    /// RED (Floyd and Jacobson 1993), RED* (`above_max = "mark"`), ECNM (`above_max = "ecnm"`).
-    Red(RedParams),
-    /// Adaptive RED (Floyd, Gummadi, Shenker 2001).
-    Ared(AredParams),
-    /// REM (Athuraliya, Li, Low, Yin 2001).
-    Rem(RemParams),
-    /// PI controller (Hollot, Misra, Towsley, Gong 2001).
-    Pi(PiParams),
-    /// PIE (RFC 8033, or the early Linux implementation).
-    Pie(PieParams),
-    /// CoDel (RFC 8289).
-    Codel(CodelParams),
-    /// Mark ECN-capable packets while the instantaneous queue exceeds K.
-    Threshold(ThresholdParams),
-    /// DCN: signal only long-lived high-bandwidth flows (seed 004 section 3).
-    Dcn(DcnParams),
-    /// AFD: approximate fair dropping (Pan, Breslau, Prabhakar, Shenker 2003).
-    Afd(AfdParams),
-    /// RIO with RIO-PS's short-flow classification (Clark and Fang 1998; Guo and Matta 2001).
-    RioPs(RioParams),
-    /// CHOKe (Pan, Prabhakar, Psounis 2000).
-    Choke(ChokeParams),
-    /// Adaptive ECN: RED with ECN whose max_p follows the number of flows and each flow's rate
-    /// (our reading of seed 001's proposal).
-    Aecn(AecnParams),
-}
-
-impl Default for AqmConfig {
-    fn default() -> Self {
-        AqmConfig::Droptail {}
-    }
-}
-
-impl<'de> Deserialize<'de> for AqmConfig {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        const KINDS: &[&str] =
-            &["droptail", "red", "ared", "rem", "pi", "pie", "codel", "threshold", "dcn", "afd", "rio_ps", "choke", "aecn"];
-        let (kind, body) = tagged::split(d, "kind", KINDS)?;
-        Ok(match kind.as_str() {
-            "droptail" => {
-                tagged::body::<tagged::NoFields, D::Error>(body)?;
-                AqmConfig::Droptail {}
-            }
-            "red" => AqmConfig::Red(tagged::body(body)?),
-            "ared" => AqmConfig::Ared(tagged::body(body)?),
-            "rem" => AqmConfig::Rem(tagged::body(body)?),
-            "pi" => AqmConfig::Pi(tagged::body(body)?),
-            "pie" => AqmConfig::Pie(tagged::body(body)?),
-            "codel" => AqmConfig::Codel(tagged::body(body)?),
-            "threshold" => AqmConfig::Threshold(tagged::body(body)?),
-            "dcn" => AqmConfig::Dcn(tagged::body(body)?),
-            "afd" => AqmConfig::Afd(tagged::body(body)?),
-            "rio_ps" => AqmConfig::RioPs(tagged::body(body)?),
-            "choke" => AqmConfig::Choke(tagged::body(body)?),
-            "aecn" => AqmConfig::Aecn(tagged::body(body)?),
-            _ => unreachable!("split checks the kind"),
-        })
-    }
-}
-
-
-impl AqmConfig {
-    /// The queue lengths (packets) the algorithm aims at or starts signalling at, by field.
-    fn targets_pkts(&self) -> Vec<(&'static str, f64)> {
-        match self {
-            AqmConfig::Red(p) => vec![("min_th_pkts", p.min_th_pkts)],
-            AqmConfig::Ared(p) => p.min_th_pkts.map(|v| ("min_th_pkts", v)).into_iter().collect(),
-            AqmConfig::Choke(p) => vec![("min_th_pkts", p.min_th_pkts)],
-            AqmConfig::Aecn(p) => vec![("red.min_th_pkts", p.red.min_th_pkts)],
-            AqmConfig::Rem(p) => vec![("b_star_pkts", p.b_star_pkts)],
-            AqmConfig::Pi(p) => vec![("q_ref_pkts", p.q_ref_pkts)],
-            AqmConfig::Dcn(p) => vec![("q_ref_pkts", p.q_ref_pkts)],
-            AqmConfig::Afd(p) => p.q_target_pkts.map(|v| ("q_target_pkts", v)).into_iter().collect(),
-            AqmConfig::RioPs(p) => vec![("in_min_th_pkts", p.in_min_th_pkts), ("out_min_th_pkts", p.out_min_th_pkts)],
-            AqmConfig::Threshold(p) => p.k_pkts.map(|v| ("k_pkts", v as f64)).into_iter().collect(),
-            AqmConfig::Droptail {} | AqmConfig::Pie(_) | AqmConfig::Codel(_) => vec![],
-        }
-    }
-
-    fn validate(&self, path: &str) -> Result<(), ConfigError> {
-        match self {
-            AqmConfig::Droptail {} => Ok(()),
-            AqmConfig::Red(p) => p.validate(path),
-            AqmConfig::Ared(p) => p.validate(path),
-            AqmConfig::Rem(p) => p.validate(path),
-            AqmConfig::Pi(p) => p.validate(path),
-            AqmConfig::Pie(p) => p.validate(path),
-            AqmConfig::Codel(p) => p.validate(path),
-            AqmConfig::Threshold(p) => p.validate(path),
-            AqmConfig::Dcn(p) => p.validate(path),
-            AqmConfig::Afd(p) => p.validate(path),
-            AqmConfig::RioPs(p) => p.validate(path),
-            AqmConfig::Choke(p) => p.validate(path),
-            AqmConfig::Aecn(p) => p.validate(path),
-        }
     }
 }
 
@@ -747,7 +641,7 @@ mod tests {
     #[test]
     fn schema_mentions_every_section() {
         let schema = json_schema();
-        for key in ["topology", "bottleneck", "workloads", "packet_source", "lomax", "seed-2005", "web_sessions", "packmime_http", "tpcw_browsers", "mixture", "bounded_pareto"] {
+        for key in ["topology", "bottleneck", "workloads", "packet_source", "lomax", "seed-2005", "web_sessions", "packmime_http", "tpcw_browsers", "mixture", "bounded_pareto", "fq_codel", "ce_threshold_ms"] {
             assert!(schema.contains(key), "{key}");
         }
     }

@@ -7,7 +7,7 @@ use super::apps::WorkloadState;
 use super::conn::{HostParams, ParamSet};
 use super::recorder::Recorder;
 use super::{Ev, Simulation};
-use crate::aqm::{Aecn, Afd, Aqm, Choke, CoDel, Dcn, DropTail, Pi, Pie, Queue, Red, Rem, Rio, Threshold};
+use crate::aqm::Queue;
 use crate::config::ConfigError;
 use crate::engine::rng::{purpose, StreamId};
 use crate::engine::time::{from_millis, from_secs, tx_time};
@@ -15,34 +15,14 @@ use crate::engine::{EventQueue, Rng, SimTime};
 use crate::net::topology::{Attachment, LinkId};
 use crate::net::{Link, Network};
 use crate::packet::PacketPool;
-use crate::scenario::{AqmConfig, Layout, QueueConfig, Scenario, Workload};
+use crate::scenario::{Layout, QueueConfig, Scenario, Workload};
 use crate::tcp::config::{Side, TcpConfig};
 use crate::tcp::TcpParams;
 use crate::workload::{self, Browsers, BulkParams, ExchangeArrivals, PackMime, PacketSource, WebSessions};
 
-/// The queue of a link of `rate_bps`; `rng` is the AQM's own stream.
+/// The queue of a link of `rate_bps`; `rng` is the discipline's own stream.
 fn build_queue(cfg: &QueueConfig, rate_bps: u64, rng: Rng) -> Queue {
-    let (pkts, bytes) = cfg.effective_limits();
-    let aqm = match &cfg.aqm {
-        AqmConfig::Droptail {} => Aqm::DropTail(DropTail),
-        AqmConfig::Red(p) => Aqm::Red(Box::new(Red::new(p.clone(), rate_bps, rng))),
-        AqmConfig::Ared(p) => Aqm::Ared(Box::new(p.build(rate_bps, rng))),
-        AqmConfig::Rem(p) => Aqm::Rem(Box::new(Rem::new(p.clone(), rate_bps, rng))),
-        AqmConfig::Pi(p) => Aqm::Pi(Box::new(Pi::new(p.clone(), rng))),
-        AqmConfig::Pie(p) => Aqm::Pie(Box::new(Pie::new(p.clone(), rng))),
-        AqmConfig::Codel(p) => Aqm::CoDel(Box::new(CoDel::new(p.clone()))),
-        AqmConfig::Threshold(p) => Aqm::Threshold(Threshold::new(p.clone())),
-        AqmConfig::Dcn(p) => Aqm::Dcn(Box::new(Dcn::new(p.clone(), rng))),
-        AqmConfig::Afd(p) => {
-            // AFD's default target is a quarter of the packet limit (1500-B packets if only bytes).
-            let limit = pkts.unwrap_or_else(|| (bytes.unwrap_or(150_000) / 1500) as u32);
-            Aqm::Afd(Box::new(Afd::new(p.clone(), limit, rng)))
-        }
-        AqmConfig::RioPs(p) => Aqm::Rio(Box::new(Rio::new(p.clone(), rate_bps, rng))),
-        AqmConfig::Aecn(p) => Aqm::Aecn(Box::new(Aecn::new(p.clone(), rate_bps, rng))),
-        AqmConfig::Choke(p) => Aqm::Choke(Box::new(Choke::new(p.clone(), rate_bps, rng))),
-    };
-    Queue::new(pkts, bytes, aqm)
+    Queue::build(&cfg.aqm, cfg.effective_limits(), rate_bps, rng)
 }
 
 impl Simulation {

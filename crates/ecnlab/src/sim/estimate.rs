@@ -237,6 +237,7 @@ fn aqm_table_bytes(q: &QueueConfig) -> f64 {
         AqmConfig::Afd(p) => 16.0 * p.shadow_size as f64,
         AqmConfig::RioPs(p) => 32.0 * p.table_size as f64,
         AqmConfig::Aecn(p) => 32.0 * p.table_size as f64,
+        AqmConfig::FqCodel(p) => crate::aqm::fq_codel::QUEUE_STATE_BYTES as f64 * p.flows as f64,
         _ => 0.0,
     }
 }
