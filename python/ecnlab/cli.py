@@ -395,14 +395,12 @@ def summary_table(result: Result, written: Optional[Path] = None) -> Table:
             "response time mean / median (completed)",
             f"{_ms(s.get('mean_response_time_s'))} / {_ms(median_response_time(result))}",
         ),
-        (
-            "utilization down / up",
-            f"{_pct(s.get('utilization_down'))} / {_pct(s.get('utilization_up'))}",
-        ),
-        ("loss rate down / up", f"{_pct(s.get('loss_rate_down'))} / {_pct(s.get('loss_rate_up'))}"),
-        ("mark rate down / up", f"{_pct(s.get('mark_rate_down'))} / {_pct(s.get('mark_rate_up'))}"),
-        ("goodput", _bps(s.get("goodput_bps"))),
     ]
+    # One row per recorded link (the dumbbell's are "down" and "up"), in the run's order.
+    for link in [k.removeprefix("utilization_") for k in s if k.startswith("utilization_")]:
+        rates = [_pct(s.get(f"{m}_{link}")) for m in ("utilization", "loss_rate", "mark_rate")]
+        rows.append((escape(f"{link}: utilization / loss / marks"), " / ".join(rates)))
+    rows.append(("goodput", _bps(s.get("goodput_bps"))))
     if written is not None:
         rows.append(("written to", escape(str(written))))
     for label, value in rows:

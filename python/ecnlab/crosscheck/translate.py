@@ -279,6 +279,8 @@ def check(scenario: Mapping[str, Any]) -> None:
         Untranslatable: naming the first such field (``path = value: reason``).
     """
     topo = scenario["topology"]
+    if topo.get("kind", "dumbbell") != "dumbbell":
+        raise Untranslatable("topology.kind", topo["kind"], "the translation builds the dumbbell only")
     b = topo["bottleneck"]
     if b["random_loss"] > 0:
         raise Untranslatable(

@@ -315,6 +315,7 @@ impl Scenario {
     pub fn to_json(&self) -> String {
         let mut s = self.clone();
         s.tcp = s.tcp.filled();
+        s.topology = s.topology.filled();
         serde_json::to_string_pretty(&s).expect("a scenario always serializes")
     }
 

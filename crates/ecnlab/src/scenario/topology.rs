@@ -213,16 +213,17 @@ fn group(groups: &[(String, Range<u32>)], name: Option<&str>, all: u32) -> Optio
 }
 
 impl Topology {
-    pub fn clients_per_group(&self) -> u32 {
-        self.clients.unwrap_or(1)
-    }
-    pub fn servers_per_group(&self) -> u32 {
-        self.servers.unwrap_or(1)
-    }
-
-    /// The bottleneck of a dumbbell or parking lot (after [`Topology::layout`] succeeded).
-    pub fn bottleneck(&self) -> Option<&Bottleneck> {
-        self.bottleneck.as_ref()
+    /// The topology with the defaults of its kind written out (host counts, bottlenecks).
+    pub fn filled(&self) -> Topology {
+        let mut t = self.clone();
+        if t.kind != TopologyKind::Graph {
+            t.clients = Some(t.clients.unwrap_or(1));
+            t.servers = Some(t.servers.unwrap_or(1));
+        }
+        if t.kind == TopologyKind::ParkingLot {
+            t.bottlenecks = Some(t.bottlenecks.unwrap_or(3));
+        }
+        t
     }
 
     /// Checks the fields of the kind and lowers the topology to its layout. `segment_bytes`
@@ -262,7 +263,7 @@ impl Topology {
                 if let Some(q) = &b.up_queue {
                     q.validate("topology.bottleneck.up_queue", segment_bytes)?;
                 }
-                let (c, s) = (self.clients_per_group(), self.servers_per_group());
+                let (c, s) = (self.clients.unwrap_or(1), self.servers.unwrap_or(1));
                 check(c >= 1, "topology.clients", c, "must be at least 1")?;
                 check(s >= 1, "topology.servers", s, "must be at least 1")?;
                 if self.kind == TopologyKind::Dumbbell {
