@@ -41,6 +41,15 @@ pub struct PathRef {
     pub len: u32,
 }
 
+/// One direction of a flow's path: the source's access link, the core links, the
+/// destination's access link.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Leg {
+    pub first: LinkId,
+    pub core: PathRef,
+    pub last: LinkId,
+}
+
 /// The path of one flow.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Route {
@@ -50,9 +59,9 @@ pub struct Route {
     /// Delay lines for the up and down directions ([`NO_LINE`] when the flow has no extra delay).
     pub line_up: u32,
     pub line_down: u32,
-    /// Core links from the client's router to the server's, and back.
-    pub up: PathRef,
-    pub down: PathRef,
+    /// Client to server, and back.
+    pub up: Leg,
+    pub down: Leg,
 }
 
 /// A one-way router-to-router link as the graph sees it.
@@ -162,13 +171,12 @@ impl Network {
     pub fn new(graph: Graph, links: Vec<Link>, link_names: Vec<String>, clients: Vec<Attachment>, servers: Vec<Attachment>) -> Network {
         assert_eq!(links.len(), link_names.len());
         assert!(graph.edges.len() <= links.len());
-        let n = links.len();
-        let pairs = (graph.routers * graph.routers) as usize;
+        let (n, pairs) = (links.len(), (graph.routers * graph.routers) as usize);
         Network { graph, links, link_names, lines: Vec::new(), clients, servers, path_links: Vec::new(), path_of: vec![None; pairs], feeds_line: vec![false; n] }
     }
 
     /// The stored route from router `a` to router `b` (found and stored on first use).
-    pub fn path(&mut self, a: u32, b: u32) -> Option<PathRef> {
+    fn path(&mut self, a: u32, b: u32) -> Option<PathRef> {
         let k = (a * self.graph.routers + b) as usize;
         if self.path_of[k].is_none() {
             let links = self.graph.route(a, b)?;
@@ -179,24 +187,41 @@ impl Network {
         self.path_of[k]
     }
 
+    /// The route between client host `client` and server host `server`, without delay
+    /// lines; `None` if a router of theirs cannot reach the other's.
+    pub fn route(&mut self, client: u32, server: u32) -> Option<Route> {
+        let (c, s) = (self.clients[client as usize], self.servers[server as usize]);
+        let (up, down) = (self.path(c.router, s.router)?, self.path(s.router, c.router)?);
+        Some(Route {
+            client,
+            server,
+            line_up: NO_LINE,
+            line_down: NO_LINE,
+            up: Leg { first: c.up, core: up, last: s.down },
+            down: Leg { first: s.up, core: down, last: c.down },
+        })
+    }
+
     /// The propagation RTT of a route without its delay lines (ns): every link's delay, both
     /// ways.
     pub fn path_delay_ns(&self, r: &Route) -> u64 {
-        let (c, s) = (self.clients[r.client as usize], self.servers[r.server as usize]);
-        let core = |p: PathRef| self.path_links[p.start as usize..(p.start + p.len) as usize].iter().map(|&l| self.links[l as usize].delay_ns).sum::<u64>();
-        [c.up, s.down, s.up, c.down].iter().map(|&l| self.links[l as usize].delay_ns).sum::<u64>() + core(r.up) + core(r.down)
+        let leg = |g: &Leg| {
+            let core = &self.path_links[g.core.start as usize..(g.core.start + g.core.len) as usize];
+            core.iter().chain([&g.first, &g.last]).map(|&l| self.links[l as usize].delay_ns).sum::<u64>()
+        };
+        leg(&r.up) + leg(&r.down)
     }
 
     /// The link after which a flow's delay line sits in direction `dir`.
     pub fn line_after(&self, dir: Direction, r: &Route) -> LinkId {
-        let (first, core) = match dir {
-            Direction::Up => (self.clients[r.client as usize].up, r.up),
-            Direction::Down => (self.servers[r.server as usize].up, r.down),
+        let leg = match dir {
+            Direction::Up => &r.up,
+            Direction::Down => &r.down,
         };
-        if core.len == 0 {
-            first
+        if leg.core.len == 0 {
+            leg.first
         } else {
-            self.path_links[core.start as usize]
+            self.path_links[leg.core.start as usize]
         }
     }
 
@@ -207,34 +232,28 @@ impl Network {
     /// 0 access up, 1 core, 2 line, 3 access down, 4 host.
     #[inline]
     pub fn stage(&self, dir: Direction, hop: u8, r: &Route) -> (Hop, u8) {
-        let (first, core, line, last) = match dir {
-            Direction::Up => (self.clients[r.client as usize].up, r.up, r.line_up, self.servers[r.server as usize].down),
-            Direction::Down => (self.servers[r.server as usize].up, r.down, r.line_down, self.clients[r.client as usize].down),
+        let (leg, line) = match dir {
+            Direction::Up => (&r.up, r.line_up),
+            Direction::Down => (&r.down, r.line_down),
         };
         // Links L_0 (first), L_1..L_n (core), L_{n+1} (last); the line after L_j.
-        let n = core.len as u8;
+        let n = leg.core.len as u8;
         let j = n.min(1);
-        let link = |i: u8| -> LinkId {
-            if i == 0 {
-                first
-            } else if i <= n {
-                self.path_links[(core.start + i as u32 - 1) as usize]
-            } else {
-                last
-            }
-        };
         if hop <= j {
-            (Hop::Link(link(hop)), hop + 1)
-        } else if hop == j + 1 && line != NO_LINE {
-            (Hop::Line(line), hop + 1)
+            let l = if hop == 0 { leg.first } else { self.path_links[leg.core.start as usize] };
+            return (Hop::Link(l), hop + 1);
+        }
+        if hop == j + 1 && line != NO_LINE {
+            return (Hop::Line(line), hop + 1);
+        }
+        // Position p >= j + 1 (past the line) holds L_{p-1}.
+        let i = hop.max(j + 2) - 1;
+        if i <= n {
+            (Hop::Link(self.path_links[(leg.core.start + i as u32 - 1) as usize]), i + 2)
+        } else if i == n + 1 {
+            (Hop::Link(leg.last), i + 2)
         } else {
-            // Position p >= j + 1 (past the line) holds L_{p-1}.
-            let i = hop.max(j + 2) - 1;
-            if i <= n + 1 {
-                (Hop::Link(link(i)), i + 2)
-            } else {
-                (Hop::Host, hop)
-            }
+            (Hop::Host, hop)
         }
     }
 
@@ -290,9 +309,7 @@ mod tests {
     }
 
     fn route(net: &mut Network, client: u32, server: u32, lines: (u32, u32)) -> Route {
-        let (a, b) = (net.clients[client as usize].router, net.servers[server as usize].router);
-        let (up, down) = (net.path(a, b).unwrap(), net.path(b, a).unwrap());
-        Route { client, server, line_up: lines.0, line_down: lines.1, up, down }
+        Route { line_up: lines.0, line_down: lines.1, ..net.route(client, server).unwrap() }
     }
 
     #[test]
@@ -325,7 +342,7 @@ mod tests {
     fn hosts_on_one_router_meet_there_and_the_line_follows_the_access_link() {
         let mut net = chain(3);
         let r = route(&mut net, 1, 1, (4, NO_LINE));
-        assert_eq!(r.up.len, 0);
+        assert_eq!(r.up.core.len, 0);
         assert_eq!(net.line_after(Direction::Up, &r), net.clients[1].up);
         assert_eq!(walk(&net, Direction::Up, &r), vec![Hop::Link(net.clients[1].up), Hop::Line(4), Hop::Link(net.servers[1].down), Hop::Host]);
     }

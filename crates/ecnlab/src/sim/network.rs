@@ -4,8 +4,7 @@
 use super::conn::{Conn, FlowKind, Opening, Timer, OFF};
 use super::{Ev, Simulation};
 use crate::engine::SimTime;
-use crate::net::topology::NO_LINE;
-use crate::net::{DelayLine, Hop, LinkId, LinkWake, Offer, Route};
+use crate::net::{DelayLine, Hop, LinkId, LinkWake, Offer};
 use crate::packet::{Direction, Packet, PacketId, PacketKind};
 use crate::tcp::{Endpoint, Role, SegmentCtx, TcpEvents};
 use crate::workload::{ConnSpec, FlowPlan};
@@ -213,11 +212,8 @@ impl Simulation {
     pub(super) fn open(&mut self, spec: ConnSpec, kind: FlowKind) {
         let hosts = &self.workload_hosts[spec.workload as usize];
         let (client, server) = (hosts.0.start + spec.client, hosts.1.start + spec.server);
-        let (a, z) = (self.net.clients[client as usize].router, self.net.servers[server as usize].router);
         // Routes were checked with the scenario: every pair of a workload's routers is joined.
-        let up = self.net.path(a, z).expect("a route from the client's router");
-        let down = self.net.path(z, a).expect("a route from the server's router");
-        let mut route = Route { client, server, line_up: NO_LINE, line_down: NO_LINE, up, down };
+        let mut route = self.net.route(client, server).expect("a route between the workload's hosts");
         let path_rtt = self.net.path_delay_ns(&route);
         let extra = spec.rtt.map_or(0, |r| r.saturating_sub(path_rtt));
         // Round the extra delay to the grid; half goes on the way up, the rest on the way down.
