@@ -1,5 +1,5 @@
 //! Topologies beyond the dumbbell: a parking lot of three bottlenecks in series, its recorded
-//! links, and how queue disciplines share it (max-min fairness).
+//! links, and how queue disciplines share it (max-min fairness); a graph's routes.
 //!
 //! One long-lived flow crosses all three 10 Mb/s bottlenecks and one crosses each bottleneck
 //! alone, so the max-min fair allocation gives every flow half a bottleneck (5 Mb/s).
@@ -84,4 +84,42 @@ fn fq_codel_approaches_the_max_min_allocation_and_droptail_starves_the_long_flow
     let dt = rates(&run(parking_lot(json!({"kind": "droptail"})), 3));
     assert!(dt[0] < 0.8 * goodput_share, "droptail: the long flow at {:.0} bit/s, share {goodput_share:.0} ({dt:?})", dt[0]);
     assert!(dt[0] < fq[0] && fq[0] < goodput_share, "long flow: droptail {dt:?}, fq_codel {fq:?}");
+}
+
+/// A triangle of routers a, b, c with links ab, bc and ac: flows from a to c take the direct
+/// link unless a route through b is given; the links table shows which links carried them.
+fn triangle(routes: Value) -> Value {
+    let link = |name: &str, from: &str, to: &str| json!({"name": name, "from": from, "to": to, "rate_bps": 10e6, "delay_ms": 2});
+    json!({
+        "duration_s": 3, "warmup_s": 1,
+        "topology": {"kind": "graph", "routers": ["a", "b", "c"],
+                     "links": [link("ab", "a", "b"), link("bc", "b", "c"), link("ac", "a", "c")],
+                     "client_groups": [{"name": "left", "router": "a"}],
+                     "server_groups": [{"name": "right", "router": "c"}],
+                     "routes": routes},
+        "workloads": [{"kind": "bulk", "flows": 2, "direction": "up"}]
+    })
+}
+
+/// Bytes delivered by each recorded link over the window.
+fn link_bytes(r: &Results, name: &str) -> u64 {
+    let links = strs(r, "links", "link");
+    let bytes = r.table("links").u64s("delivered_bytes");
+    links.iter().zip(bytes).filter(|(l, _)| l.as_str() == name).map(|(_, b)| *b).sum()
+}
+
+#[test]
+fn a_graph_routes_by_fewest_links_unless_a_route_is_given() {
+    let direct = run(triangle(json!([])), 1);
+    assert!(link_bytes(&direct, "ac_up") > 1_000_000, "the direct link carries the uploads");
+    assert_eq!(link_bytes(&direct, "ab_up") + link_bytes(&direct, "bc_up"), 0);
+    // Data up through b, ACKs back on the direct link (routes are per direction).
+    let detour = run(triangle(json!([{"from": "a", "to": "c", "links": ["ab_up", "bc_up"]}])), 1);
+    assert_eq!(link_bytes(&detour, "ac_up"), 0);
+    assert!(link_bytes(&detour, "ab_up") > 1_000_000 && link_bytes(&detour, "bc_up") > 1_000_000);
+    assert!(link_bytes(&detour, "ac_down") > 0, "ACKs take the shortest way back");
+    // The detour is longer: the flows' propagation RTT counts its links (2 + 2 ms up, 2 down,
+    // plus the access links' 0), not the direct path's.
+    let rtt = |r: &Results| r.table("flows").f64s("rtt_ms")[0];
+    assert!((rtt(&direct) - 4.0).abs() < 1e-9 && (rtt(&detour) - 6.0).abs() < 1e-9, "{} {}", rtt(&direct), rtt(&detour));
 }
