@@ -19,7 +19,7 @@ pub struct Topology {
     /// `"dumbbell"` (default): clients - R1 - bottleneck - R2 - servers. `"parking_lot"`:
     /// `bottlenecks` links in series, R0 - R1 - ... - Rk, with a long host group across all of
     /// them and a cross group over each. `"graph"`: the `routers`, `links` and host groups given.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "TopologyKind::is_dumbbell")]
     pub kind: TopologyKind,
     /// Dumbbell: client hosts behind R1 (default 1). Parking lot: client hosts of each group.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -74,6 +74,14 @@ pub enum TopologyKind {
     Dumbbell,
     ParkingLot,
     Graph,
+}
+
+impl TopologyKind {
+    /// A dumbbell's `kind` is not written out, so that scenarios written before there were
+    /// other kinds keep their normalized text, and their runs their ids.
+    fn is_dumbbell(&self) -> bool {
+        *self == TopologyKind::Dumbbell
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -513,6 +521,19 @@ mod tests {
         let l = t.layout(1500).unwrap();
         assert_eq!(l.recorded, vec![(1, "ab_down".to_string())]);
         assert_eq!((l.clients(Some("c")), l.clients(None)), (Some(0..2), Some(0..2)));
+    }
+
+    #[test]
+    fn a_dumbbell_is_written_out_as_before_there_were_kinds() {
+        // Stored runs are named by a hash of their normalized scenario: a dumbbell's text must
+        // not change with the new fields.
+        let v = serde_json::to_value(topology(TopologyKind::Dumbbell).filled()).unwrap();
+        for absent in ["kind", "bottlenecks", "routers", "links", "client_groups", "server_groups", "routes", "record"] {
+            assert!(v.get(absent).is_none(), "{absent} written out: {v}");
+        }
+        assert_eq!((v["clients"].as_u64(), v["servers"].as_u64()), (Some(1), Some(1)));
+        let v = serde_json::to_value(topology(TopologyKind::ParkingLot).filled()).unwrap();
+        assert_eq!((v["kind"].as_str(), v["bottlenecks"].as_u64()), (Some("parking_lot"), Some(3)));
     }
 
     #[test]
