@@ -4,7 +4,7 @@ use crate::engine::SimTime;
 use crate::net::Route;
 use crate::packet::Direction;
 use crate::tcp::Endpoint;
-use crate::workload::FlowPlan;
+use crate::workload::{FlowPlan, Owner};
 
 
 /// A timer that is not armed.
@@ -57,12 +57,8 @@ pub(super) struct Conn {
     /// received, when the window opened.
     pub(super) received_at_warmup: (u64, u64),
     pub(super) exchanges_done: u32,
-    /// The web session (slot, generation) this connection is an object of, and whether the
-    /// session has been told the object is done.
-    pub(super) session: Option<(u32, u32)>,
-    pub(super) session_told: bool,
-    /// The TPC-W browser of this connection, until the browser closes it.
-    pub(super) browser: Option<u32>,
+    /// The workload's handle on this connection, until the workload lets it go.
+    pub(super) owner: Option<Owner>,
     /// The client has a request out and waits for its response (false while it thinks).
     pub(super) waiting: bool,
     /// Deadline and generation of the live event of each [`Timer`] (indexed by it).
@@ -81,8 +77,7 @@ pub(super) struct Opening {
     pub plan: FlowPlan,
     pub rtt_ms: f64,
     pub rwnd: u32,
-    pub session: Option<(u32, u32)>,
-    pub browser: Option<u32>,
+    pub owner: Option<Owner>,
     /// The exchange index of its first exchange (exchange plans).
     pub ex_index: u64,
 }
@@ -122,9 +117,7 @@ impl Conn {
             delivered_at_warmup: [0; 2],
             received_at_warmup: (0, 0),
             exchanges_done: 0,
-            session: o.session,
-            session_told: false,
-            browser: o.browser,
+            owner: o.owner,
             waiting,
             timer_at: [OFF; 4],
             timer_gen: [0; 4],
@@ -225,8 +218,7 @@ mod tests {
             plan,
             rtt_ms: 40.0,
             rwnd: 65535,
-            session: None,
-            browser: None,
+            owner: None,
             ex_index: 17,
         }
     }

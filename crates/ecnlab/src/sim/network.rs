@@ -210,7 +210,7 @@ impl Simulation {
     }
 
 
-    pub(super) fn open(&mut self, spec: ConnSpec, kind: FlowKind) {
+    pub(super) fn open(&mut self, spec: ConnSpec) {
         let hosts = &self.workload_hosts[spec.workload as usize];
         let (client, server) = (hosts.0.start + spec.client, hosts.1.start + spec.server);
         let (a, z) = (self.net.clients[client as usize].router, self.net.servers[server as usize].router);
@@ -249,6 +249,10 @@ impl Simulation {
                 self.rec.offered_bytes[*dir as usize] += b;
             }
         }
+        let kind = match spec.plan {
+            FlowPlan::Bulk { .. } => FlowKind::Bulk,
+            FlowPlan::Exchanges(_) => FlowKind::Exchanges,
+        };
         let opening = Opening {
             flow_id: self.next_flow,
             gen,
@@ -259,8 +263,7 @@ impl Simulation {
             plan: spec.plan,
             rtt_ms: (path_rtt + extra) as f64 / 1e6,
             rwnd,
-            session: spec.session,
-            browser: spec.browser,
+            owner: spec.owner,
             ex_index,
         };
         self.next_flow += 1;
