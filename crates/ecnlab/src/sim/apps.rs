@@ -31,7 +31,7 @@ impl Simulation {
             match a {
                 Action::Open(spec) => self.open(spec),
                 Action::Send { size, dir, ect } => self.send_unresponsive(w, size, dir, ect),
-                Action::Wake { at, wake } => self.events.push(at, Ev::Workload { workload: w, wake }),
+                Action::Wake { at, wake: Wake { kind, a, b } } => self.events.push(at, Ev::Workload { workload: w, kind, a, b }),
             }
         }
         self.actions = actions;
