@@ -166,12 +166,12 @@ impl Workload {
     /// and `servers` hosts in its host groups.
     pub fn driver(&self, index: u32, seed: u64, duration_s: f64, clients: u32, servers: u32) -> Driver {
         match self {
-            Workload::Bulk(p) => Driver::Bulk(p.clone(), BulkFlows::new(index, p, seed, clients, servers)),
-            Workload::Exchanges(p) => Driver::Exchanges(p.clone(), ExchangeArrivals::new(index, p, seed, duration_s)),
-            Workload::WebSessions(p) => Driver::WebSessions(p.clone(), WebSessions::new(index, p, seed, duration_s)),
-            Workload::PackmimeHttp(p) => Driver::PackMime(p.clone(), Box::new(PackMime::new(index, p, seed, duration_s))),
-            Workload::TpcwBrowsers(p) => Driver::TpcwBrowsers(p.clone(), Browsers::new(index, p, seed, clients, servers)),
-            Workload::PacketSource(p) => Driver::PacketSource(p.clone(), PacketSource::new(index, p, seed, duration_s)),
+            Workload::Bulk(p) => Driver::Bulk(Box::new(p.clone()), BulkFlows::new(index, p, seed, clients, servers)),
+            Workload::Exchanges(p) => Driver::Exchanges(Box::new(p.clone()), ExchangeArrivals::new(index, p, seed, duration_s)),
+            Workload::WebSessions(p) => Driver::WebSessions(Box::new(p.clone()), WebSessions::new(index, p, seed, duration_s)),
+            Workload::PackmimeHttp(p) => Driver::PackMime(Box::new(p.clone()), Box::new(PackMime::new(index, p, seed, duration_s))),
+            Workload::TpcwBrowsers(p) => Driver::TpcwBrowsers(Box::new(p.clone()), Browsers::new(index, p, seed, clients, servers)),
+            Workload::PacketSource(p) => Driver::PacketSource(Box::new(p.clone()), PacketSource::new(index, p, seed, duration_s)),
         }
     }
 

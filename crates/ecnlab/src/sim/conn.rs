@@ -12,12 +12,6 @@ pub(super) const OFF: SimTime = SimTime::MAX;
 /// Bytes written by an application that sends "forever".
 pub(super) const UNLIMITED: u64 = 1 << 60;
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum FlowKind {
-    Bulk,
-    Exchanges,
-}
-
 /// A connection and its application.
 pub(super) struct Conn {
     /// Unique id of the connection in the run (slots are reused, ids are not).
@@ -31,7 +25,6 @@ pub(super) struct Conn {
     pub(super) server_params: ParamSet,
     pub(super) route: Route,
     pub(super) workload: u32,
-    pub(super) kind: FlowKind,
     pub(super) plan: FlowPlan,
     pub(super) start: SimTime,
     pub(super) rtt_ms: f64,
@@ -73,7 +66,6 @@ pub(super) struct Opening {
     pub params: (ParamSet, ParamSet),
     pub route: Route,
     pub workload: u32,
-    pub kind: FlowKind,
     pub plan: FlowPlan,
     pub rtt_ms: f64,
     pub rwnd: u32,
@@ -99,7 +91,6 @@ impl Conn {
             server_params: o.params.1,
             route: o.route,
             workload: o.workload,
-            kind: o.kind,
             plan: o.plan,
             start: now,
             rtt_ms: o.rtt_ms,
@@ -214,7 +205,6 @@ mod tests {
             params: (HostParams::Clients as ParamSet, HostParams::Servers as ParamSet),
             route: Route::default(),
             workload: 1,
-            kind: FlowKind::Exchanges,
             plan,
             rtt_ms: 40.0,
             rwnd: 65535,

@@ -1,7 +1,7 @@
 //! Packets through the network (links, delay lines, end hosts) and the TCP glue (segments
 //! to endpoints, endpoint output to the network, timers).
 
-use super::conn::{Conn, FlowKind, Opening, Timer, OFF};
+use super::conn::{Conn, Opening, Timer, OFF};
 use super::{Ev, Simulation};
 use crate::engine::SimTime;
 use crate::net::topology::NO_LINE;
@@ -249,17 +249,12 @@ impl Simulation {
                 self.rec.offered_bytes[*dir as usize] += b;
             }
         }
-        let kind = match spec.plan {
-            FlowPlan::Bulk { .. } => FlowKind::Bulk,
-            FlowPlan::Exchanges(_) => FlowKind::Exchanges,
-        };
         let opening = Opening {
             flow_id: self.next_flow,
             gen,
             params,
             route,
             workload: spec.workload,
-            kind,
             plan: spec.plan,
             rtt_ms: (path_rtt + extra) as f64 / 1e6,
             rwnd,

@@ -105,7 +105,7 @@ mod tests {
         for (f, (at, wake)) in wakes.into_iter().enumerate() {
             assert!((2_000_000_000..3_000_000_000).contains(&at), "{at}");
             b.wake(&p, &Context { now: at, ..ctx }, wake, &mut out);
-            assert_eq!(out.drain(..).collect::<Vec<_>>(), vec![Action::Open(b.flows[f].1.clone())]);
+            assert_eq!(std::mem::take(&mut out), vec![Action::Open(b.flows[f].1.clone())]);
         }
     }
 }

@@ -102,20 +102,21 @@ pub trait WorkloadDriver {
     fn conn_ended(&mut self, _p: &Self::Params, _ctx: &Context, _owner: Owner, _out: &mut Vec<Action>) {}
 }
 
-/// A running workload: its parameters and its driver, one variant per kind.
+/// A running workload: its parameters (boxed: they are large, and read only when it is
+/// called) and its driver, one variant per kind.
 pub enum Driver {
     /// `kind = "bulk"`.
-    Bulk(BulkParams, BulkFlows),
+    Bulk(Box<BulkParams>, BulkFlows),
     /// `kind = "exchanges"`.
-    Exchanges(ExchangesParams, ExchangeArrivals),
+    Exchanges(Box<ExchangesParams>, ExchangeArrivals),
     /// `kind = "web_sessions"`.
-    WebSessions(WebSessionsParams, WebSessions),
+    WebSessions(Box<WebSessionsParams>, WebSessions),
     /// `kind = "packmime_http"`.
-    PackMime(PackMimeParams, Box<PackMime>),
+    PackMime(Box<PackMimeParams>, Box<PackMime>),
     /// `kind = "tpcw_browsers"`.
-    TpcwBrowsers(TpcwParams, Browsers),
+    TpcwBrowsers(Box<TpcwParams>, Browsers),
     /// `kind = "packet_source"`.
-    PacketSource(PacketSourceParams, PacketSource),
+    PacketSource(Box<PacketSourceParams>, PacketSource),
 }
 
 /// Calls `$call` on the driver of whatever kind `$driver` is, with its parameters as `$p`.
