@@ -25,7 +25,7 @@ impl Simulation {
     }
 
     /// Carries out the actions workload `w` asked for, in order.
-    pub(super) fn run_actions(&mut self, w: u32) {
+    fn run_actions(&mut self, w: u32) {
         let mut actions = std::mem::take(&mut self.actions);
         for a in actions.drain(..) {
             match a {

@@ -1,5 +1,7 @@
 //! Traffic generators. They decide *what* is offered (connections, their sizes, hosts, RTTs,
-//! windows, start times; unresponsive packets), never how the network treats it.
+//! windows, start times; unresponsive packets), never how the network treats it. Each kind
+//! has its file, with its application logic behind the driver interface ([`driver`]): the
+//! simulator wakes it up and tells it about its connections, and carries out what it asks.
 //!
 //! Every random value comes from a stream of its own workload (DESIGN decision 4), and
 //! everything about a connection is drawn when it arrives, in arrival order, from a child
