@@ -42,7 +42,8 @@ pub type Owner = (u32, u32);
 pub struct Context {
     /// The current time.
     pub now: SimTime,
-    /// The end of the run: wake-ups at or after it never fire.
+    /// The end of the run: wake-ups after it never fire, and [`Context::wake_at`] drops those
+    /// at or after it.
     pub end: SimTime,
     /// Client hosts in the workload's client group: a [`ConnSpec`]'s client is below it.
     pub clients: u32,
@@ -64,7 +65,7 @@ impl Context {
 pub enum Action {
     /// Open a connection now.
     Open(ConnSpec),
-    /// Send an unresponsive packet of `size` bytes (wire) in `dir` now.
+    /// Send an unresponsive packet now.
     Send {
         /// Wire size (bytes).
         size: u32,
