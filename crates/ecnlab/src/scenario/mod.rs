@@ -15,7 +15,7 @@ pub use crate::aqm::AqmConfig;
 use crate::config::{check, non_negative, positive, tagged, ConfigError};
 use crate::dist::Dist;
 use crate::tcp::config::{Side, TcpConfig};
-use crate::workload::{BulkParams, ExchangesParams, PackMimeParams, PacketSourceParams, TpcwParams, WebSessionsParams};
+use crate::workload::{BulkFlows, BulkParams, Browsers, Driver, ExchangeArrivals, ExchangesParams, PackMime, PackMimeParams, PacketSource, PacketSourceParams, TpcwParams, WebSessions, WebSessionsParams};
 
 // ---------------------------------------------------------------------------------------------
 
@@ -160,6 +160,19 @@ impl Workload {
             Workload::PacketSource(_) => return None,
         };
         Some((c.as_deref(), s.as_deref()))
+    }
+
+    /// The driver of workload `index` in a run of `seed` lasting `duration_s`, with `clients`
+    /// and `servers` hosts in its host groups.
+    pub fn driver(&self, index: u32, seed: u64, duration_s: f64, clients: u32, servers: u32) -> Driver {
+        match self {
+            Workload::Bulk(p) => Driver::Bulk(Box::new(p.clone()), BulkFlows::new(index, p, seed, clients, servers)),
+            Workload::Exchanges(p) => Driver::Exchanges(Box::new(p.clone()), ExchangeArrivals::new(index, p, seed, duration_s)),
+            Workload::WebSessions(p) => Driver::WebSessions(Box::new(p.clone()), WebSessions::new(index, p, seed, duration_s)),
+            Workload::PackmimeHttp(p) => Driver::PackMime(Box::new(p.clone()), Box::new(PackMime::new(index, p, seed, duration_s))),
+            Workload::TpcwBrowsers(p) => Driver::TpcwBrowsers(Box::new(p.clone()), Browsers::new(index, p, seed, clients, servers)),
+            Workload::PacketSource(p) => Driver::PacketSource(Box::new(p.clone()), PacketSource::new(index, p, seed, duration_s)),
+        }
     }
 
     fn validate(&self, path: &str, duration_s: f64, path_rtt_ms: f64) -> Result<(), ConfigError> {

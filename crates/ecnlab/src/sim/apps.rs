@@ -1,24 +1,13 @@
-//! The applications: what the workloads do when connections open, exchanges end and wake-ups
-//! fire.
+//! The applications: the workloads' drivers called and their actions carried out, and the
+//! plan of each connection (bulk writes, request/response exchanges, think times) run at its
+//! two ends, the same for every workload.
 
-use super::conn::{FlowKind, UNLIMITED};
+use super::conn::UNLIMITED;
 use super::recorder::{record_exchange, record_flow};
 use super::{Ev, Simulation};
-use crate::engine::SimTime;
 use crate::packet::{Direction, Ecn, Packet, PacketKind};
-use crate::scenario::Workload;
 use crate::tcp::TcpEvents;
-use crate::workload::{Browsers, ConnSpec, ExchangeArrivals, FlowPlan, PackMime, PacketSource, SessionStep, WebSessions, WebSessionsParams};
-
-/// Configuration and state of an active workload.
-pub(super) enum WorkloadState {
-    Bulk(Vec<(SimTime, ConnSpec)>),
-    Exchanges(ExchangeArrivals),
-    Web(WebSessions),
-    PackMime(Box<PackMime>),
-    Browsers(Browsers),
-    Source(PacketSource),
-}
+use crate::workload::{Action, Context, Driver, FlowPlan, Owner, PlanEnd, Wake};
 
 impl Simulation {
     /// The numbers of client and server hosts of workload `w` (its generators draw host
@@ -28,25 +17,83 @@ impl Simulation {
         (c.len() as u32, s.len() as u32)
     }
 
-    pub(super) fn on_bulk_start(&mut self, w: u32, flow: u32) {
-        let WorkloadState::Bulk(flows) = &self.workloads[w as usize] else { unreachable!() };
-        let spec = flows[flow as usize].1.clone();
-        self.open(spec, FlowKind::Bulk);
+    /// Calls workload `w`'s driver; its actions wait in `self.actions` for [`Self::run_actions`].
+    fn ask<R>(&mut self, w: u32, call: impl FnOnce(&mut Driver, &Context, &mut Vec<Action>) -> R) -> R {
+        let (clients, servers) = self.host_counts(w);
+        let ctx = Context { now: self.now, end: self.end, clients, servers };
+        call(&mut self.workloads[w as usize], &ctx, &mut self.actions)
     }
 
-    /// A connection of an exchanges or PackMime-HTTP workload arrives.
-    pub(super) fn on_exchange_arrival(&mut self, w: u32) {
-        let (clients, servers) = self.host_counts(w);
-        let cfg = &self.scenario.workloads[w as usize];
-        let (spec, next) = match (&mut self.workloads[w as usize], cfg) {
-            (WorkloadState::Exchanges(a), Workload::Exchanges(p)) => a.arrive(p, clients, servers),
-            (WorkloadState::PackMime(a), Workload::PackmimeHttp(p)) => a.arrive(p, clients, servers),
-            _ => unreachable!(),
-        };
-        if let Some(t) = next.filter(|t| *t < self.end) {
-            self.events.push(t, Ev::ExchangeArrival(w));
+    /// Carries out the actions workload `w` asked for, in order.
+    fn run_actions(&mut self, w: u32) {
+        let mut actions = std::mem::take(&mut self.actions);
+        for a in actions.drain(..) {
+            match a {
+                Action::Open(spec) => self.open(spec),
+                Action::Send { size, dir, ect } => self.send_unresponsive(w, size, dir, ect),
+                Action::Wake { at, wake: Wake { kind, a, b } } => self.events.push(at, Ev::Workload { workload: w, kind, a, b }),
+            }
         }
-        self.open(spec, FlowKind::Exchanges);
+        self.actions = actions;
+    }
+
+    /// Workload `w` starts: its first wake-ups.
+    pub(super) fn start_workload(&mut self, w: u32) {
+        self.ask(w, |d, ctx, out| d.start(ctx, out));
+        self.run_actions(w);
+    }
+
+    /// A wake-up of workload `w` fires.
+    pub(super) fn on_wake(&mut self, w: u32, wake: Wake) {
+        self.ask(w, |d, ctx, out| d.wake(ctx, wake, out));
+        self.run_actions(w);
+    }
+
+    /// Connection `conn` has done every exchange of its plan: its owner says whether it goes
+    /// on (the next exchanges after a think time) or closes.
+    fn plan_done(&mut self, conn: u32, owner: Owner) {
+        let w = self.conns[conn as usize].workload;
+        let answer = self.ask(w, |d, ctx, out| d.plan_done(ctx, owner, out));
+        let c = &mut self.conns[conn as usize];
+        match answer {
+            PlanEnd::More { think, exchanges } => {
+                // The server has answered everything so far: the next request is this one.
+                c.req_end += exchanges[0].request_bytes;
+                if let FlowPlan::Exchanges(v) = &mut c.plan {
+                    v.extend(exchanges);
+                }
+                self.events.push(self.now + think, Ev::App { conn, gen: c.gen, server: false });
+            }
+            PlanEnd::Close => {
+                c.owner = None;
+                c.client.close();
+            }
+        }
+        self.run_actions(w);
+    }
+
+    /// An unresponsive packet of workload `w` enters its link's queue as if from the router; it
+    /// leaves the network after the link.
+    fn send_unresponsive(&mut self, w: u32, size: u32, dir: Direction, ect: bool) {
+        if self.now >= self.rec.warmup {
+            self.rec.offered_bytes[dir as usize] += size as u64;
+        }
+        let id = self.pool.alloc(Packet {
+            flow: w,
+            flow_gen: 0,
+            seq: 0,
+            ack: 0,
+            payload: size,
+            size,
+            wnd: 0,
+            flags: 0,
+            ecn: if ect { Ecn::Ect0 } else { Ecn::NotEct },
+            kind: PacketKind::Other,
+            dir,
+            hop: 0,
+            enqueued_at: 0,
+        });
+        self.send_on_link(self.source_links[w as usize], id);
     }
 
     pub(super) fn client_app(&mut self, conn: u32, ev: TcpEvents) {
@@ -85,16 +132,10 @@ impl Simulation {
                         } else {
                             self.events.push(now + done.think, Ev::App { conn, gen, server: false });
                         }
-                    } else if c.browser.is_some() {
-                        // A browser's page is complete: it thinks, then asks for the next one.
-                        self.browser_page_done(conn);
+                    } else if let Some(owner) = c.owner {
+                        self.plan_done(conn, owner);
                     } else {
                         c.client.close();
-                        if let Some((slot, gen)) = c.session.filter(|_| !c.session_told) {
-                            c.session_told = true;
-                            let w = c.workload;
-                            self.web_object_done(w, slot, gen);
-                        }
                     }
                 }
                 let c = &mut self.conns[conn as usize];
@@ -193,153 +234,11 @@ impl Simulation {
         record_flow(&mut self.rec, now, c, completed.then_some(now));
         c.live = false;
         self.free_conns.push(conn);
-        if let Some(b) = c.browser.take() {
-            // The browser's connection failed: it starts a new session after a think time.
+        if let Some(owner) = c.owner.take() {
+            // The connection ended before its owner let it go.
             let w = c.workload;
-            let WorkloadState::Browsers(a) = &mut self.workloads[w as usize] else { unreachable!() };
-            let Workload::TpcwBrowsers(p) = &self.scenario.workloads[w as usize] else { unreachable!() };
-            let t = now + a.retry_after(p, b);
-            if t < self.end {
-                self.events.push(t, Ev::BrowserStart { workload: w, browser: b });
-            }
-            return;
-        }
-        if let Some((slot, gen)) = c.session.filter(|_| !c.session_told) {
-            // An object whose connection gave up is done for its page (as a failed download).
-            c.session_told = true;
-            let w = c.workload;
-            self.web_object_done(w, slot, gen);
+            self.ask(w, |d, ctx, out| d.conn_ended(ctx, owner, out));
+            self.run_actions(w);
         }
     }
-
-    // ----- TPC-W browsers -----
-
-    pub(super) fn on_browser_start(&mut self, w: u32, b: u32) {
-        let now = self.now;
-        let WorkloadState::Browsers(a) = &mut self.workloads[w as usize] else { unreachable!() };
-        let Workload::TpcwBrowsers(p) = &self.scenario.workloads[w as usize] else { unreachable!() };
-        let spec = a.start_session(p, b, now);
-        self.open(spec, FlowKind::Exchanges);
-    }
-
-    /// The browser of `conn` has its whole page: the next page after a think time, on the
-    /// same connection, or the end of its session.
-    pub(super) fn browser_page_done(&mut self, conn: u32) {
-        let now = self.now;
-        let c = &mut self.conns[conn as usize];
-        let (w, b, gen) = (c.workload, c.browser.expect("a browser connection"), c.gen);
-        let WorkloadState::Browsers(a) = &mut self.workloads[w as usize] else { unreachable!() };
-        let Workload::TpcwBrowsers(p) = &self.scenario.workloads[w as usize] else { unreachable!() };
-        let (think, next) = a.page_done(p, b, now);
-        match next {
-            Some(ex) => {
-                // The server has answered everything so far: the next request is this one.
-                c.req_end += ex[0].request_bytes;
-                if let FlowPlan::Exchanges(v) = &mut c.plan {
-                    v.extend(ex);
-                }
-                self.events.push(now + think, Ev::App { conn, gen, server: false });
-            }
-            None => {
-                c.browser = None;
-                c.client.close();
-                if now + think < self.end {
-                    self.events.push(now + think, Ev::BrowserStart { workload: w, browser: b });
-                }
-            }
-        }
-    }
-
-    // ----- web sessions -----
-
-    pub(super) fn web(&mut self, w: u32) -> (&mut WebSessions, &WebSessionsParams) {
-        let WorkloadState::Web(a) = &mut self.workloads[w as usize] else { unreachable!() };
-        let Workload::WebSessions(p) = &self.scenario.workloads[w as usize] else { unreachable!() };
-        (a, p)
-    }
-
-    /// Schedules what a session does next.
-    pub(super) fn session_step(&mut self, w: u32, slot: u32, gen: u32, step: SessionStep) {
-        let (t, ev) = match step {
-            SessionStep::ObjectAt(t) => (t, Ev::WebObject { workload: w, slot, gen }),
-            SessionStep::PageAt(t) => (t, Ev::WebPage { workload: w, slot, gen }),
-            SessionStep::Wait | SessionStep::Done => return,
-        };
-        if t < self.end {
-            self.events.push(t, ev);
-        }
-    }
-
-    pub(super) fn on_session_arrival(&mut self, w: u32) {
-        let ((clients, servers), now, end) = (self.host_counts(w), self.now, self.end);
-        let (a, p) = self.web(w);
-        let (slot, step, next) = a.arrive(p, now, clients, servers);
-        let gen = a.gen(slot);
-        if let Some(t) = next.filter(|t| *t < end) {
-            self.events.push(t, Ev::SessionArrival(w));
-        }
-        self.session_step(w, slot, gen, step);
-    }
-
-    pub(super) fn on_web_object(&mut self, w: u32, slot: u32, gen: u32) {
-        let (a, p) = self.web(w);
-        if a.gen(slot) != gen {
-            return;
-        }
-        let (spec, step) = a.next_object(p, slot);
-        self.session_step(w, slot, gen, step);
-        self.open(spec, FlowKind::Exchanges);
-    }
-
-    pub(super) fn on_web_page(&mut self, w: u32, slot: u32, gen: u32) {
-        let (now, (_, servers)) = (self.now, self.host_counts(w));
-        let (a, p) = self.web(w);
-        if a.gen(slot) != gen {
-            return;
-        }
-        let step = a.start_page(p, slot, now, servers);
-        self.session_step(w, slot, gen, step);
-    }
-
-    pub(super) fn web_object_done(&mut self, w: u32, slot: u32, gen: u32) {
-        let now = self.now;
-        let (a, p) = self.web(w);
-        if a.gen(slot) != gen {
-            return;
-        }
-        let step = a.object_done(p, slot, now);
-        self.session_step(w, slot, gen, step);
-    }
-
-    // ----- unresponsive sources -----
-
-    pub(super) fn on_source(&mut self, w: u32) {
-        let WorkloadState::Source(s) = &mut self.workloads[w as usize] else { unreachable!() };
-        let (size, next) = s.emit();
-        let (dir, ect) = (s.dir, s.ect);
-        if let Some(t) = next.filter(|t| *t < self.end) {
-            self.events.push(t, Ev::SourcePacket(w));
-        }
-        if self.now >= self.rec.warmup {
-            self.rec.offered_bytes[dir as usize] += size as u64;
-        }
-        let id = self.pool.alloc(Packet {
-            flow: w,
-            flow_gen: 0,
-            seq: 0,
-            ack: 0,
-            payload: size,
-            size,
-            wnd: 0,
-            flags: 0,
-            ecn: if ect { Ecn::Ect0 } else { Ecn::NotEct },
-            kind: PacketKind::Other,
-            dir,
-            hop: 0,
-            enqueued_at: 0,
-        });
-        // Into its link's queue as if from the router; it leaves the network after the link.
-        self.send_on_link(self.source_links[w as usize], id);
-    }
-
 }

@@ -3,7 +3,6 @@
 use std::collections::HashMap;
 use std::time::Instant;
 
-use super::apps::WorkloadState;
 use super::conn::{HostParams, ParamSet};
 use super::recorder::Recorder;
 use super::{Ev, Simulation};
@@ -18,7 +17,7 @@ use crate::packet::PacketPool;
 use crate::scenario::{Layout, QueueConfig, Scenario, Workload};
 use crate::tcp::config::{Side, TcpConfig};
 use crate::tcp::TcpParams;
-use crate::workload::{self, Browsers, BulkParams, ExchangeArrivals, PackMime, PacketSource, WebSessions};
+use crate::workload::BulkParams;
 
 /// The queue of a link of `rate_bps`; `rng` is the discipline's own stream.
 fn build_queue(cfg: &QueueConfig, rate_bps: u64, rng: Rng) -> Queue {
@@ -60,6 +59,7 @@ impl Simulation {
             conns: Vec::new(),
             free_conns: Vec::new(),
             workloads: Vec::new(),
+            actions: Vec::new(),
             workload_hosts: Vec::new(),
             source_links: Vec::new(),
             out: Vec::with_capacity(64),
@@ -100,53 +100,8 @@ impl Simulation {
             };
             sim.workload_params.push(own);
             let i = i as u32;
-            let state = match w {
-                Workload::Bulk(p) => {
-                    let flows = workload::bulk_flows(i, p, seed, clients, servers);
-                    for (f, (start, _)) in flows.iter().enumerate() {
-                        sim.events.push(*start, Ev::BulkStart { workload: i, flow: f as u32 });
-                    }
-                    WorkloadState::Bulk(flows)
-                }
-                Workload::Exchanges(p) => {
-                    let a = ExchangeArrivals::new(i, p, seed, sim.scenario.duration_s);
-                    if a.next_at < end {
-                        sim.events.push(a.next_at, Ev::ExchangeArrival(i));
-                    }
-                    WorkloadState::Exchanges(a)
-                }
-                Workload::WebSessions(p) => {
-                    let a = WebSessions::new(i, p, seed, sim.scenario.duration_s);
-                    if a.next_at < end {
-                        sim.events.push(a.next_at, Ev::SessionArrival(i));
-                    }
-                    WorkloadState::Web(a)
-                }
-                Workload::TpcwBrowsers(p) => {
-                    let b = Browsers::new(i, p, seed, clients, servers);
-                    for (k, t) in b.starts.iter().enumerate() {
-                        if *t < end {
-                            sim.events.push(*t, Ev::BrowserStart { workload: i, browser: k as u32 });
-                        }
-                    }
-                    WorkloadState::Browsers(b)
-                }
-                Workload::PackmimeHttp(p) => {
-                    let a = PackMime::new(i, p, seed, sim.scenario.duration_s);
-                    if a.next_at < end {
-                        sim.events.push(a.next_at, Ev::ExchangeArrival(i));
-                    }
-                    WorkloadState::PackMime(Box::new(a))
-                }
-                Workload::PacketSource(p) => {
-                    let s = PacketSource::new(i, p, seed, sim.scenario.duration_s);
-                    if s.next_at < end {
-                        sim.events.push(s.next_at, Ev::SourcePacket(i));
-                    }
-                    WorkloadState::Source(s)
-                }
-            };
-            sim.workloads.push(state);
+            sim.workloads.push(w.driver(i, seed, sim.scenario.duration_s, clients, servers));
+            sim.start_workload(i);
         }
         sim.events.push(sim.rec.warmup, Ev::Warmup);
         Ok(sim)

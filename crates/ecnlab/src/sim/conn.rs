@@ -4,19 +4,13 @@ use crate::engine::SimTime;
 use crate::net::Route;
 use crate::packet::Direction;
 use crate::tcp::Endpoint;
-use crate::workload::FlowPlan;
+use crate::workload::{FlowPlan, Owner};
 
 
 /// A timer that is not armed.
 pub(super) const OFF: SimTime = SimTime::MAX;
 /// Bytes written by an application that sends "forever".
 pub(super) const UNLIMITED: u64 = 1 << 60;
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum FlowKind {
-    Bulk,
-    Exchanges,
-}
 
 /// A connection and its application.
 pub(super) struct Conn {
@@ -31,7 +25,6 @@ pub(super) struct Conn {
     pub(super) server_params: ParamSet,
     pub(super) route: Route,
     pub(super) workload: u32,
-    pub(super) kind: FlowKind,
     pub(super) plan: FlowPlan,
     pub(super) start: SimTime,
     pub(super) rtt_ms: f64,
@@ -57,12 +50,8 @@ pub(super) struct Conn {
     /// received, when the window opened.
     pub(super) received_at_warmup: (u64, u64),
     pub(super) exchanges_done: u32,
-    /// The web session (slot, generation) this connection is an object of, and whether the
-    /// session has been told the object is done.
-    pub(super) session: Option<(u32, u32)>,
-    pub(super) session_told: bool,
-    /// The TPC-W browser of this connection, until the browser closes it.
-    pub(super) browser: Option<u32>,
+    /// The workload's handle on this connection, until the workload lets it go.
+    pub(super) owner: Option<Owner>,
     /// The client has a request out and waits for its response (false while it thinks).
     pub(super) waiting: bool,
     /// Deadline and generation of the live event of each [`Timer`] (indexed by it).
@@ -77,12 +66,10 @@ pub(super) struct Opening {
     pub params: (ParamSet, ParamSet),
     pub route: Route,
     pub workload: u32,
-    pub kind: FlowKind,
     pub plan: FlowPlan,
     pub rtt_ms: f64,
     pub rwnd: u32,
-    pub session: Option<(u32, u32)>,
-    pub browser: Option<u32>,
+    pub owner: Option<Owner>,
     /// The exchange index of its first exchange (exchange plans).
     pub ex_index: u64,
 }
@@ -104,7 +91,6 @@ impl Conn {
             server_params: o.params.1,
             route: o.route,
             workload: o.workload,
-            kind: o.kind,
             plan: o.plan,
             start: now,
             rtt_ms: o.rtt_ms,
@@ -122,9 +108,7 @@ impl Conn {
             delivered_at_warmup: [0; 2],
             received_at_warmup: (0, 0),
             exchanges_done: 0,
-            session: o.session,
-            session_told: false,
-            browser: o.browser,
+            owner: o.owner,
             waiting,
             timer_at: [OFF; 4],
             timer_gen: [0; 4],
@@ -221,12 +205,10 @@ mod tests {
             params: (HostParams::Clients as ParamSet, HostParams::Servers as ParamSet),
             route: Route::default(),
             workload: 1,
-            kind: FlowKind::Exchanges,
             plan,
             rtt_ms: 40.0,
             rwnd: 65535,
-            session: None,
-            browser: None,
+            owner: None,
             ex_index: 17,
         }
     }

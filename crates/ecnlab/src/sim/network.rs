@@ -1,7 +1,7 @@
 //! Packets through the network (links, delay lines, end hosts) and the TCP glue (segments
 //! to endpoints, endpoint output to the network, timers).
 
-use super::conn::{Conn, FlowKind, Opening, Timer, OFF};
+use super::conn::{Conn, Opening, Timer, OFF};
 use super::{Ev, Simulation};
 use crate::engine::SimTime;
 use crate::net::{DelayLine, Hop, LinkId, LinkWake, Offer};
@@ -209,7 +209,7 @@ impl Simulation {
     }
 
 
-    pub(super) fn open(&mut self, spec: ConnSpec, kind: FlowKind) {
+    pub(super) fn open(&mut self, spec: ConnSpec) {
         let hosts = &self.workload_hosts[spec.workload as usize];
         let (client, server) = (hosts.0.start + spec.client, hosts.1.start + spec.server);
         // Routes were checked with the scenario: every pair of a workload's routers is joined.
@@ -251,12 +251,10 @@ impl Simulation {
             params,
             route,
             workload: spec.workload,
-            kind,
             plan: spec.plan,
             rtt_ms: (path_rtt + extra) as f64 / 1e6,
             rwnd,
-            session: spec.session,
-            browser: spec.browser,
+            owner: spec.owner,
             ex_index,
         };
         self.next_flow += 1;

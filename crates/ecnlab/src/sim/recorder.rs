@@ -1,6 +1,6 @@
 //! What a run measures: link snapshots, queue and flow samples, the tables and the summary.
 
-use super::conn::{Conn, FlowKind};
+use super::conn::Conn;
 use super::{Ev, Simulation};
 use crate::aqm::{Outcome, QueueStats, Reason};
 use crate::engine::time::{from_millis, from_secs, to_secs};
@@ -670,9 +670,9 @@ pub(super) fn record_flow(rec: &mut Recorder, now: SimTime, c: &Conn, end: Optio
     let r = &mut rec.flows;
     r.flow.push(c.flow_id);
     r.workload.push(c.workload as i64);
-    r.kind.push(match c.kind {
-        FlowKind::Bulk => "bulk",
-        FlowKind::Exchanges => "exchanges",
+    r.kind.push(match c.plan {
+        FlowPlan::Bulk { .. } => "bulk",
+        FlowPlan::Exchanges(_) => "exchanges",
     });
     r.client.push(c.route.client as i64);
     r.server.push(c.route.server as i64);

@@ -27,6 +27,8 @@ use std::collections::HashMap;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use super::driver::{Action, Context, Wake, WorkloadDriver};
+use super::exchanges::{arrival, ARRIVAL};
 use super::{ConnSpec, ExchangeSpec, FlowPlan};
 use crate::engine::rng::{purpose, StreamId};
 use crate::engine::time::{from_millis, from_secs};
@@ -446,9 +448,23 @@ impl PackMime {
                 }
             }
         }
-        let spec = ConnSpec { workload: self.index, client, server, rtt, rwnd_bytes: rwnd, plan: FlowPlan::Exchanges(exchanges), session: None, browser: None };
+        let spec = ConnSpec { workload: self.index, client, server, rtt, rwnd_bytes: rwnd, plan: FlowPlan::Exchanges(exchanges), owner: None };
         self.next_at += self.gap();
         (spec, (self.next_at <= self.stop).then_some(self.next_at))
+    }
+}
+
+/// Connections arrive open loop, as in [`ExchangeArrivals`](super::ExchangeArrivals).
+impl WorkloadDriver for PackMime {
+    type Params = PackMimeParams;
+
+    fn start(&mut self, _p: &PackMimeParams, ctx: &Context, out: &mut Vec<Action>) {
+        ctx.wake_at(self.next_at, ARRIVAL, out);
+    }
+
+    /// A connection arrives.
+    fn wake(&mut self, p: &PackMimeParams, ctx: &Context, _wake: Wake, out: &mut Vec<Action>) {
+        arrival(ctx, self.arrive(p, ctx.clients, ctx.servers), out);
     }
 }
 

@@ -22,6 +22,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use super::driver::{Action, Context, Owner, PlanEnd, Wake, WorkloadDriver};
 use super::{ConnSpec, ExchangeSpec, FlowPlan};
 use crate::engine::rng::{purpose, StreamId};
 use crate::engine::time::{from_millis, from_secs};
@@ -292,7 +293,7 @@ impl Browsers {
         br.usmd = from_secs(br.rng.exponential(p.session_min_mean_s).min(p.session_min_max_s));
         let (client, server, rtt, rwnd) = (br.client, br.server, br.rtt, br.rwnd);
         let plan = FlowPlan::Exchanges(self.page(p, b));
-        ConnSpec { workload: self.index, client, server, rtt, rwnd_bytes: rwnd, plan, session: None, browser: Some(b) }
+        ConnSpec { workload: self.index, client, server, rtt, rwnd_bytes: rwnd, plan, owner: Some((b, 0)) }
     }
 
     /// Browser `b` has received its page now: the think time, and the next page's exchanges
@@ -311,6 +312,47 @@ impl Browsers {
     /// A think time for a browser whose connection failed.
     pub fn retry_after(&mut self, p: &TpcwParams, b: u32) -> SimTime {
         Self::think(p, &mut self.browsers[b as usize].rng)
+    }
+}
+
+/// The wake-up at which browser `b` starts a session.
+fn session_start(b: u32) -> Wake {
+    Wake { kind: 0, a: b, b: 0 }
+}
+
+/// Each browser owns its session's connection (handle (browser, 0)).
+impl WorkloadDriver for Browsers {
+    type Params = TpcwParams;
+
+    fn start(&mut self, _p: &TpcwParams, ctx: &Context, out: &mut Vec<Action>) {
+        for (b, &at) in self.starts.iter().enumerate() {
+            ctx.wake_at(at, session_start(b as u32), out);
+        }
+    }
+
+    /// A browser starts a session: its connection opens with the Home page.
+    fn wake(&mut self, p: &TpcwParams, ctx: &Context, wake: Wake, out: &mut Vec<Action>) {
+        out.push(Action::Open(self.start_session(p, wake.a, ctx.now)));
+    }
+
+    /// The browser has its whole page: the next page on the same connection after a think
+    /// time, or the end of its session (the connection closes and a new session starts after
+    /// the think time).
+    fn plan_done(&mut self, p: &TpcwParams, ctx: &Context, (b, _): Owner, out: &mut Vec<Action>) -> PlanEnd {
+        let (think, next) = self.page_done(p, b, ctx.now);
+        match next {
+            Some(exchanges) => PlanEnd::More { think, exchanges },
+            None => {
+                ctx.wake_at(ctx.now + think, session_start(b), out);
+                PlanEnd::Close
+            }
+        }
+    }
+
+    /// The browser's connection failed: it starts a new session after a think time.
+    fn conn_ended(&mut self, p: &TpcwParams, ctx: &Context, (b, _): Owner, out: &mut Vec<Action>) {
+        let at = ctx.now + self.retry_after(p, b);
+        ctx.wake_at(at, session_start(b), out);
     }
 }
 
@@ -348,5 +390,47 @@ mod tests {
         let mean = xs.iter().sum::<f64>() / n as f64;
         assert!((mean - p.effective_think_s()).abs() < 0.04, "{mean}");
         assert!(xs.iter().all(|&x| x <= 70.0));
+    }
+
+    #[test]
+    fn a_browser_answers_a_page_with_the_next_or_a_close_and_retries_after_a_failure() {
+        let mut p = TpcwParams::with_browsers(2);
+        p.session_min_mean_s = 1e-6;
+        let mut b = Browsers::new(0, &p, 3, 2, 1);
+        let end = from_secs(1e5);
+        let ctx = |now| Context { now, end, clients: 2, servers: 1 };
+        let mut out = Vec::new();
+        b.start(&p, &ctx(0), &mut out);
+        assert_eq!(out.len(), 2);
+        let Action::Wake { at, wake } = out[1].clone() else { panic!("{out:?}") };
+        assert!((from_secs(0.1)..from_secs(20.1)).contains(&at));
+        out.clear();
+        b.wake(&p, &ctx(at), wake, &mut out);
+        let Some(Action::Open(spec)) = out.pop() else { panic!("{out:?}") };
+        assert_eq!((spec.client, spec.owner), (1, Some((1, 0))));
+        // Pages follow on the same connection until the walk returns Home (the session's
+        // minimum duration is over at once): then it closes and a session starts later.
+        let mut now = at;
+        let mut pages = 0;
+        loop {
+            now += from_secs(1.0);
+            match b.plan_done(&p, &ctx(now), (1, 0), &mut out) {
+                PlanEnd::More { think, exchanges } => {
+                    assert!(out.is_empty() && think <= from_secs(70.0) && !exchanges.is_empty());
+                    pages += 1;
+                }
+                PlanEnd::Close => break,
+            }
+        }
+        assert!(pages < 100, "{pages}");
+        assert!(matches!(&out[..], [Action::Wake { at: t, wake: w }] if *t >= now && *w == wake), "{out:?}");
+        out.clear();
+        // A failed connection: a new session after a think time.
+        b.conn_ended(&p, &ctx(now), (1, 0), &mut out);
+        assert!(matches!(&out[..], [Action::Wake { at: t, wake: w }] if *t >= now && *t <= now + from_secs(70.0) && *w == wake), "{out:?}");
+        // No wake-up at or after the end.
+        out.clear();
+        b.conn_ended(&p, &ctx(end), (1, 0), &mut out);
+        assert!(out.is_empty());
     }
 }

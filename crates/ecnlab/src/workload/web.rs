@@ -24,6 +24,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use super::driver::{Action, Context, Owner, PlanEnd, Wake, WorkloadDriver};
 use super::{ConnSpec, ExchangeSpec, FlowPlan};
 use crate::engine::rng::{purpose, StreamId};
 use crate::engine::time::{from_millis, from_secs};
@@ -226,9 +227,9 @@ struct Session {
 /// What the simulator must do next for a session.
 #[derive(Debug, PartialEq, Eq)]
 pub enum SessionStep {
-    /// Open the next object at this time (an `Ev::WebObject` event).
+    /// Open the next object at this time.
     ObjectAt(SimTime),
-    /// Start the next page at this time (an `Ev::WebPage` event).
+    /// Start the next page at this time.
     PageAt(SimTime),
     /// Nothing until an outstanding object completes.
     Wait,
@@ -339,8 +340,7 @@ impl WebSessions {
                     server_delay: from_millis(p.server_delay_ms.sample(&mut r).max(0.0)),
                     think: 0,
                 }]),
-                session: Some((slot, s.gen)),
-                browser: None,
+                owner: Some((slot, s.gen)),
             };
             s.pending.push(PendingObject { at, spec });
         }
@@ -402,6 +402,71 @@ impl WebSessions {
     /// Sessions alive now.
     pub fn live(&self) -> usize {
         self.sessions.len() - self.free.len()
+    }
+}
+
+/// The kinds of a web-sessions workload's wake-ups: a session arrives; session (slot `a`,
+/// generation `b`) opens its next object; it starts its next page.
+const ARRIVAL: u8 = 0;
+const OBJECT: u8 = 1;
+const PAGE: u8 = 2;
+
+/// Asks for the wake-up of a session's next step (none while it waits or once it is over).
+fn wake_for(ctx: &Context, slot: u32, gen: u32, step: SessionStep, out: &mut Vec<Action>) {
+    let (at, kind) = match step {
+        SessionStep::ObjectAt(t) => (t, OBJECT),
+        SessionStep::PageAt(t) => (t, PAGE),
+        SessionStep::Wait | SessionStep::Done => return,
+    };
+    ctx.wake_at(at, Wake { kind, a: slot, b: gen }, out);
+}
+
+/// Each object is a connection the session owns (its slot and generation); a wake-up or an
+/// object of a session that has ended (an older generation of its slot) is ignored.
+impl WorkloadDriver for WebSessions {
+    type Params = WebSessionsParams;
+
+    fn start(&mut self, _p: &WebSessionsParams, ctx: &Context, out: &mut Vec<Action>) {
+        ctx.wake_at(self.next_at, Wake::of(ARRIVAL), out);
+    }
+
+    /// A session arrives (the next arrival's wake-up, then its first step's), opens an object
+    /// (its next step's wake-up, then the connection) or starts a page.
+    fn wake(&mut self, p: &WebSessionsParams, ctx: &Context, wake: Wake, out: &mut Vec<Action>) {
+        let (slot, gen) = (wake.a, wake.b);
+        match wake.kind {
+            ARRIVAL => {
+                let (slot, step, next) = self.arrive(p, ctx.now, ctx.clients, ctx.servers);
+                if let Some(at) = next {
+                    ctx.wake_at(at, Wake::of(ARRIVAL), out);
+                }
+                wake_for(ctx, slot, self.gen(slot), step, out);
+            }
+            _ if self.gen(slot) != gen => {}
+            OBJECT => {
+                let (spec, step) = self.next_object(p, slot);
+                wake_for(ctx, slot, gen, step, out);
+                out.push(Action::Open(spec));
+            }
+            _ => {
+                let step = self.start_page(p, slot, ctx.now, ctx.servers);
+                wake_for(ctx, slot, gen, step, out);
+            }
+        }
+    }
+
+    /// The object's response has arrived: it is done, and its connection closes.
+    fn plan_done(&mut self, p: &WebSessionsParams, ctx: &Context, owner: Owner, out: &mut Vec<Action>) -> PlanEnd {
+        self.conn_ended(p, ctx, owner, out);
+        PlanEnd::Close
+    }
+
+    /// The object's connection gave up: the object is done for its page (a failed download).
+    fn conn_ended(&mut self, p: &WebSessionsParams, ctx: &Context, (slot, gen): Owner, out: &mut Vec<Action>) {
+        if self.gen(slot) == gen {
+            let step = self.object_done(p, slot, ctx.now);
+            wake_for(ctx, slot, gen, step, out);
+        }
     }
 }
 
@@ -535,6 +600,60 @@ mod tests {
         assert_eq!(w.live(), 0);
         // A new site was drawn for page 3 (1000 servers: equal only by a 1/1000 chance).
         assert_ne!(d.server, a.server);
+    }
+
+    #[test]
+    fn a_session_overlaps_its_objects_and_waits_for_them_before_the_next_page() {
+        let mut p = WebSessionsParams::with_rate(1.0);
+        p.pages_per_session = Dist::constant(2.0);
+        p.objects_per_page = Dist::constant(2.0);
+        p.inter_page_s = Dist::constant(1.0);
+        p.inter_object_s = Dist::constant(0.1);
+        let mut w = WebSessions::new(0, &p, 1, 100.0);
+        let ctx = |now| Context { now, end: from_secs(100.0), clients: 3, servers: 4 };
+        let mut out = Vec::new();
+        w.start(&p, &ctx(0), &mut out);
+        let Some(Action::Wake { at, wake }) = out.pop() else { panic!("{out:?}") };
+        // The arrival: the next arrival's wake-up, then the first object's, at once.
+        w.wake(&p, &ctx(at), wake, &mut out);
+        let obj = match &out[..] {
+            [Action::Wake { wake: Wake { kind: ARRIVAL, .. }, .. }, Action::Wake { at: t, wake }] if *t == at && wake.kind == OBJECT => *wake,
+            o => panic!("{o:?}"),
+        };
+        out.clear();
+        // The first object: the second's wake-up 0.1 s later, then its connection.
+        w.wake(&p, &ctx(at), obj, &mut out);
+        let session = match &out[..] {
+            [Action::Wake { at: t, wake }, Action::Open(spec)] if *t == at + from_millis(100.0) && *wake == obj => spec.owner.unwrap(),
+            o => panic!("{o:?}"),
+        };
+        out.clear();
+        // The second object opens before the first is done (objects overlap); nothing follows.
+        w.wake(&p, &ctx(at + from_millis(100.0)), obj, &mut out);
+        assert!(matches!(&out[..], [Action::Open(_)]), "{out:?}");
+        out.clear();
+        // The page is done when both objects are (the session's handle on each is the same),
+        // one told when its plan is done, one when its connection gives up; the next page 1 s
+        // later.
+        assert_eq!(w.plan_done(&p, &ctx(at + 5), session, &mut out), PlanEnd::Close);
+        assert!(out.is_empty());
+        w.conn_ended(&p, &ctx(at + 7), session, &mut out);
+        assert_eq!(out, vec![Action::Wake { at: at + 7 + from_secs(1.0), wake: Wake { kind: PAGE, ..obj } }]);
+        out.clear();
+        // The last page's objects end the session: later wake-ups of its slot are ignored.
+        w.wake(&p, &ctx(at + 8), Wake { kind: PAGE, ..obj }, &mut out);
+        assert_eq!(out, vec![Action::Wake { at: at + 8, wake: obj }]);
+        out.clear();
+        w.wake(&p, &ctx(at + 8), obj, &mut out);
+        w.wake(&p, &ctx(at + 9), obj, &mut out);
+        assert!(matches!(&out[..], [Action::Wake { .. }, Action::Open(_), Action::Open(_)]), "{out:?}");
+        out.clear();
+        for _ in 0..2 {
+            w.conn_ended(&p, &ctx(at + 10), session, &mut out);
+        }
+        assert!(out.is_empty() && w.live() == 0, "{out:?}");
+        w.wake(&p, &ctx(at + 11), obj, &mut out);
+        assert!(out.is_empty());
     }
 }
 
