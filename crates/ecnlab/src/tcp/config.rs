@@ -126,6 +126,10 @@ pub struct TcpConfig {
     /// ACK, NewReno's congestion avoidance one SMSS per cwnd acknowledged (default false).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub abc: Option<bool>,
+    /// Limited transmit (RFC 3042): on each of the first two duplicate ACKs outside recovery,
+    /// send one new segment beyond cwnd (default false).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limited_transmit: Option<bool>,
     /// Only in `tcp.clients` / `tcp.servers`: the fraction of that side's hosts with ECN
     /// (chosen at random per seed, independently of everything else); the others have none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -195,6 +199,7 @@ impl TcpConfig {
             cubic_fast_convergence: o.cubic_fast_convergence.or(self.cubic_fast_convergence),
             cubic_rtt: o.cubic_rtt.or(self.cubic_rtt),
             abc: o.abc.or(self.abc),
+            limited_transmit: o.limited_transmit.or(self.limited_transmit),
             ecn_fraction: o.ecn_fraction,
             clients: None,
             servers: None,
@@ -244,6 +249,7 @@ impl TcpConfig {
             },
             iw_one_after_syn_loss: self.iw_one_after_syn_loss.unwrap_or(true),
             abc: self.abc.unwrap_or(false),
+            limited_transmit: self.limited_transmit.unwrap_or(false),
             ecn: self.ecn.unwrap_or(false),
             ecn_plus: match self.ecn_plus.unwrap_or_default() {
                 EcnPlusName::Off => EcnPlus::Off,
@@ -293,6 +299,8 @@ impl TcpConfig {
             cubic_fast_convergence: cubic.map(|c| c.fast_convergence),
             cubic_rtt: cubic.map(|c| c.rtt),
             abc: Some(p.abc),
+            // Written only when on, so that stored runs keep their identity.
+            limited_transmit: p.limited_transmit.then_some(true),
             ecn_fraction: None,
             clients: self.clients.clone(),
             servers: self.servers.clone(),

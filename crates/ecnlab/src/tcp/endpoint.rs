@@ -129,6 +129,9 @@ pub struct Endpoint {
     cc: Controller,
     peer_wnd: u64,
     dupacks: u32,
+    /// Bytes sent by limited transmit (RFC 3042) since `snd_una` last advanced: left out of
+    /// FlightSize at a fast retransmit (RFC 5681 section 3.2 step 2).
+    limited_sent: u64,
     /// RFC 6582 `recover`: highest sequence number sent when recovery (or a timeout) began.
     recover: u64,
     in_recovery: bool,
@@ -237,6 +240,7 @@ impl Endpoint {
             partial_ack_recovery: p.cc.partial_ack_recovery(),
             peer_wnd: mss,
             dupacks: 0,
+            limited_sent: 0,
             recover: 0,
             in_recovery: false,
             partial_seen: false,
@@ -451,6 +455,7 @@ impl Endpoint {
             self.snd_una = ack;
             self.snd_nxt = self.snd_nxt.max(ack);
             self.dupacks = 0;
+            self.limited_sent = 0;
             let mut restart_timer = true;
             if self.in_recovery {
                 if !self.partial_ack_recovery {
@@ -557,7 +562,7 @@ impl Endpoint {
     /// Third duplicate ACK: fast retransmit and enter fast recovery (RFC 5681 section 3.2 steps
     /// 2-4, RFC 6582 steps 2-3).
     fn enter_fast_recovery(&mut self, ctx: &mut SegmentCtx) {
-        let flight = self.snd_max - self.snd_una;
+        let flight = self.snd_max - self.snd_una - self.limited_sent;
         self.recover = self.snd_max - 1;
         self.stats.fast_retransmits += 1;
         // A loss in a window already reduced for ECN is repaired without a second reduction
@@ -798,9 +803,18 @@ impl Endpoint {
 
     fn send_data(&mut self, ctx: &mut SegmentCtx) {
         let mss = self.w.mss;
+        // Limited transmit (RFC 3042): on the first and second duplicate ACK outside recovery,
+        // one new segment each beyond cwnd (at most cwnd + 2 SMSS outstanding), cwnd unchanged.
+        let limited = if ctx.params.limited_transmit && !self.in_recovery && self.dupacks <= 2 {
+            self.dupacks as u64 * mss
+        } else {
+            0
+        };
         loop {
             let wnd = self.w.cwnd.min(self.peer_wnd);
             let limit = self.snd_una + wnd;
+            // New data only, and only as far as the receiver's window allows.
+            let limited_limit = if self.snd_nxt == self.snd_max { (self.snd_una + self.w.cwnd + limited).min(self.snd_una + self.peer_wnd) } else { limit };
             let in_flight = self.snd_nxt > self.snd_una;
             if self.ecn_hold && self.snd_nxt >= self.snd_max {
                 break; // RFC 3168 6.1.2: no new data until the timer expires
@@ -808,11 +822,14 @@ impl Endpoint {
             if self.snd_nxt < self.app_end {
                 let mut len = mss.min(self.app_end - self.snd_nxt);
                 if self.snd_nxt + len > limit {
-                    // With nothing in flight, send what the window allows rather than stall.
-                    if in_flight || wnd == 0 {
+                    if self.snd_nxt + len <= limited_limit {
+                        self.limited_sent += len;
+                    } else if in_flight || wnd == 0 {
                         break;
+                    } else {
+                        // With nothing in flight, send what the window allows rather than stall.
+                        len = wnd;
                     }
-                    len = wnd;
                 }
                 let retx = self.snd_nxt < self.snd_max;
                 self.send_segment(ctx, self.snd_nxt, len, retx);
@@ -983,6 +1000,7 @@ mod tests {
             cc: CcKind::NewReno { beta: 0.5, beta_ecn: 0.5 },
             iw_one_after_syn_loss: true,
             abc: false,
+            limited_transmit: false,
             ecn: false,
             ecn_plus: EcnPlus::Off,
             ecn_response: EcnResponse::Rfc3168,
@@ -1276,6 +1294,31 @@ mod tests {
         pair.on(true, |e, _| e.write(20_000));
         let out = (0..dupacks).map(|_| pair.deliver(true, &ack_to_server(1, 0))).collect();
         (pair, out)
+    }
+
+    #[test]
+    fn limited_transmit_sends_a_new_segment_on_each_of_the_first_two_dupacks() {
+        // Four segments in flight (cwnd 4000), the first lost.
+        let run = |limited_transmit: bool| {
+            let mut pair = Pair::new(TcpParams { initial_window_segments: 4, limited_transmit, ..params() });
+            pair.establish();
+            pair.on(true, |e, _| e.write(20_000));
+            let out: Vec<Vec<(PacketKind, u64)>> = (0..3)
+                .map(|_| pair.deliver(true, &ack_to_server(1, 0)).iter().map(|p| (p.kind, p.seq)).collect())
+                .collect();
+            (pair, out)
+        };
+        let (off, out) = run(false);
+        assert_eq!(out[..2], [vec![], vec![]], "RFC 5681 alone: nothing before the third");
+        assert_eq!(out[2], vec![(PacketKind::Retx, 1), (PacketKind::Data, 4001)], "the inflated window's first new segment");
+        assert_eq!(off.s.window().ssthresh, 2000);
+        let (on, out) = run(true);
+        assert_eq!(out[0], vec![(PacketKind::Data, 4001)], "RFC 3042: one new segment per duplicate ACK");
+        assert_eq!(out[1], vec![(PacketKind::Data, 5001)]);
+        // The third: fast retransmit; 6000 bytes out against cwnd 5000, so nothing new.
+        assert_eq!(out[2], vec![(PacketKind::Retx, 1)]);
+        // ssthresh from the FlightSize before limited transmit (RFC 5681 3.2 step 2): 4000 / 2.
+        assert_eq!((on.s.window().ssthresh, on.s.window().cwnd), (2000, 5000));
     }
 
     #[test]

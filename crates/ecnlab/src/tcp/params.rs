@@ -108,6 +108,8 @@ pub struct TcpParams {
     /// Appropriate Byte Counting (RFC 3465, L = 2 SMSS): slow start of NewReno and CUBIC,
     /// NewReno's congestion avoidance.
     pub abc: bool,
+    /// Limited transmit (RFC 3042): a new segment on each of the first two duplicate ACKs.
+    pub limited_transmit: bool,
     /// The endpoint is ECN-capable (RFC 3168): it asks for ECN (client) or accepts it (server).
     pub ecn: bool,
     pub ecn_plus: EcnPlus,
