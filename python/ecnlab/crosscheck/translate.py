@@ -184,8 +184,9 @@ def _check_tcp(params: Mapping[str, Any], path: str) -> None:
         raise Untranslatable(
             f"{path}.abc", True, "ns-2.35's FullTcp has no Appropriate Byte Counting"
         )
-    if params.get("limited_transmit"):
-        raise Untranslatable(f"{path}.limited_transmit", True, "not translated to FullTcp")
+    for switch in ("limited_transmit", "restart_after_idle"):
+        if params.get(switch):
+            raise Untranslatable(f"{path}.{switch}", True, "not translated to FullTcp")
     if params.get("beta", 0.5) != 0.5:
         raise Untranslatable(
             f"{path}.beta",

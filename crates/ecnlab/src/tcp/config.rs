@@ -130,6 +130,11 @@ pub struct TcpConfig {
     /// send one new segment beyond cwnd (default false).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub limited_transmit: Option<bool>,
+    /// Restart after idle (RFC 5681 section 4.1; Linux's `tcp_slow_start_after_idle`): new
+    /// data after more than an RTO without sending starts from min(initial window, cwnd)
+    /// (default false).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub restart_after_idle: Option<bool>,
     /// Only in `tcp.clients` / `tcp.servers`: the fraction of that side's hosts with ECN
     /// (chosen at random per seed, independently of everything else); the others have none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -200,6 +205,7 @@ impl TcpConfig {
             cubic_rtt: o.cubic_rtt.or(self.cubic_rtt),
             abc: o.abc.or(self.abc),
             limited_transmit: o.limited_transmit.or(self.limited_transmit),
+            restart_after_idle: o.restart_after_idle.or(self.restart_after_idle),
             ecn_fraction: o.ecn_fraction,
             clients: None,
             servers: None,
@@ -250,6 +256,7 @@ impl TcpConfig {
             iw_one_after_syn_loss: self.iw_one_after_syn_loss.unwrap_or(true),
             abc: self.abc.unwrap_or(false),
             limited_transmit: self.limited_transmit.unwrap_or(false),
+            restart_after_idle: self.restart_after_idle.unwrap_or(false),
             ecn: self.ecn.unwrap_or(false),
             ecn_plus: match self.ecn_plus.unwrap_or_default() {
                 EcnPlusName::Off => EcnPlus::Off,
@@ -301,6 +308,7 @@ impl TcpConfig {
             abc: Some(p.abc),
             // Written only when on, so that stored runs keep their identity.
             limited_transmit: p.limited_transmit.then_some(true),
+            restart_after_idle: p.restart_after_idle.then_some(true),
             ecn_fraction: None,
             clients: self.clients.clone(),
             servers: self.servers.clone(),

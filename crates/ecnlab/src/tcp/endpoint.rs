@@ -876,7 +876,12 @@ impl Endpoint {
         } else {
             if self.snd_una == self.snd_max && self.last_data_at > 0 && ctx.now > self.last_data_at {
                 // New data after an idle period (nothing in flight).
-                self.cc.on_idle_restart(ctx.now - self.last_data_at);
+                let idle = ctx.now - self.last_data_at;
+                if ctx.params.restart_after_idle && idle > self.rtt.rto() {
+                    // RFC 5681 section 4.1: the restart window, min(IW, cwnd).
+                    self.w.cwnd = self.w.cwnd.min(ctx.params.initial_window_bytes());
+                }
+                self.cc.on_idle_restart(idle);
             }
             if self.cwr_pending {
                 f |= flags::CWR;
@@ -1001,6 +1006,7 @@ mod tests {
             iw_one_after_syn_loss: true,
             abc: false,
             limited_transmit: false,
+            restart_after_idle: false,
             ecn: false,
             ecn_plus: EcnPlus::Off,
             ecn_response: EcnResponse::Rfc3168,
@@ -1294,6 +1300,29 @@ mod tests {
         pair.on(true, |e, _| e.write(20_000));
         let out = (0..dupacks).map(|_| pair.deliver(true, &ack_to_server(1, 0))).collect();
         (pair, out)
+    }
+
+    #[test]
+    fn restart_after_idle_sends_the_restart_window_after_an_rto_of_silence() {
+        // The server's window grows to 6000 (IW 2, four ACKs in slow start), all is
+        // acknowledged, then the application writes again after an idle period.
+        // `idle_rtos`: the pause in units of the sender's RTO at that moment.
+        let run = |restart_after_idle: bool, idle_rtos: f64| {
+            let mut pair = Pair::new(TcpParams { restart_after_idle, ack_every_segments: 1, ..params() });
+            pair.establish();
+            pair.now = NS_PER_MS;
+            pair.on(true, |e, _| e.write(4000));
+            for ack in [1001, 2001, 3001, 4001] {
+                pair.deliver(true, &ack_to_server(ack, 0));
+            }
+            assert_eq!(pair.s.window().cwnd, 6000);
+            pair.now += (pair.s.rtt.rto() as f64 * idle_rtos) as SimTime;
+            let sent = pair.on(true, |e, _| e.write(20_000)).len();
+            (sent, pair.s.window().cwnd)
+        };
+        assert_eq!(run(false, 2.0), (6, 6000), "off: the grown window, whatever the idle time");
+        assert_eq!(run(true, 2.0), (2, 2000), "RFC 5681 4.1: min(IW, cwnd) after more than an RTO");
+        assert_eq!(run(true, 0.5), (6, 6000), "a shorter pause keeps the window");
     }
 
     #[test]

@@ -110,6 +110,9 @@ pub struct TcpParams {
     pub abc: bool,
     /// Limited transmit (RFC 3042): a new segment on each of the first two duplicate ACKs.
     pub limited_transmit: bool,
+    /// RFC 5681 section 4.1: after more than an RTO without sending, restart from
+    /// min(IW, cwnd).
+    pub restart_after_idle: bool,
     /// The endpoint is ECN-capable (RFC 3168): it asks for ECN (client) or accepts it (server).
     pub ecn: bool,
     pub ecn_plus: EcnPlus,
