@@ -163,6 +163,9 @@ fn default_bottleneck_delay() -> f64 {
     1.0
 }
 
+/// Named host groups, each a range of host indices.
+pub type Groups = Vec<(String, Range<u32>)>;
+
 /// A one-way router-to-router link of a layout.
 #[derive(Clone, Debug, PartialEq)]
 pub struct CoreLink {
@@ -186,8 +189,8 @@ pub struct Layout {
     pub core: Vec<CoreLink>,
     pub client_routers: Vec<u32>,
     pub server_routers: Vec<u32>,
-    pub client_groups: Vec<(String, Range<u32>)>,
-    pub server_groups: Vec<(String, Range<u32>)>,
+    pub client_groups: Groups,
+    pub server_groups: Groups,
     pub given: Vec<(u32, u32, Vec<LinkId>)>,
     /// (core link, summary key suffix): the dumbbell's keep `up` and `down`; others use the
     /// link's name.
@@ -340,7 +343,7 @@ impl Topology {
             core.push(one_way(format!("{}_up", l.name), a, b, l.up_queue.as_ref().unwrap_or(&l.queue), format!("{path}.up_queue")));
             core.push(one_way(format!("{}_down", l.name), b, a, &l.queue, format!("{path}.queue")));
         }
-        let hosts = |groups: &[HostGroup], field: &str| -> Result<(Vec<u32>, Vec<(String, Range<u32>)>), ConfigError> {
+        let hosts = |groups: &[HostGroup], field: &str| -> Result<(Vec<u32>, Groups), ConfigError> {
             check(!groups.is_empty(), &format!("topology.{field}"), "[]", "a graph needs at least one group")?;
             let (mut routers, mut ranges) = (Vec::new(), Vec::new());
             for (i, g) in groups.iter().enumerate() {
@@ -377,7 +380,7 @@ impl Topology {
                 links.push(l as LinkId);
             }
             check(layout.graph().connects(a, b, &links), &format!("{path}.links"), format!("{:?}", r.links), &format!("must lead from {} to {}, each link starting where the previous one ends", r.from, r.to))?;
-            check(!layout.given.iter().any(|(f, t, _)| (*f, *t) == (a, b)), &format!("{path}"), format!("{} -> {}", r.from, r.to), "gives a second route between the same routers")?;
+            check(!layout.given.iter().any(|(f, t, _)| (*f, *t) == (a, b)), &path, format!("{} -> {}", r.from, r.to), "gives a second route between the same routers")?;
             layout.given.push((a, b, links));
         }
         Ok(layout)
