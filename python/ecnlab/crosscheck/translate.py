@@ -733,7 +733,8 @@ def _tcp_defaults(s: _Script, notes: list[str]) -> None:
     )
     notes.append(
         "FullTcp sends retransmissions ECN-capable (tcp-full.cc, sendpacket: ECT on every "
-        "segment with data); ecnlab sends them Not-ECT (RFC 3168 6.1.5)"
+        "segment with data); ecnlab sends them Not-ECT (RFC 3168 6.1.5) unless "
+        "tcp.ect_retransmissions = true"
     )
     notes.append(
         "after a SYN or SYN-ACK timeout FullTcp starts with its initial window and ssthresh 2 "

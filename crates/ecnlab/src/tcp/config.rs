@@ -135,6 +135,10 @@ pub struct TcpConfig {
     /// (default false).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub restart_after_idle: Option<bool>,
+    /// Send retransmissions ECN-capable (ECT(0)) on an ECN connection, as ns-2.35's FullTcp
+    /// and ns-3 do; RFC 3168 section 6.1.5 says they are Not-ECT (default false).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ect_retransmissions: Option<bool>,
     /// Only in `tcp.clients` / `tcp.servers`: the fraction of that side's hosts with ECN
     /// (chosen at random per seed, independently of everything else); the others have none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -206,6 +210,7 @@ impl TcpConfig {
             abc: o.abc.or(self.abc),
             limited_transmit: o.limited_transmit.or(self.limited_transmit),
             restart_after_idle: o.restart_after_idle.or(self.restart_after_idle),
+            ect_retransmissions: o.ect_retransmissions.or(self.ect_retransmissions),
             ecn_fraction: o.ecn_fraction,
             clients: None,
             servers: None,
@@ -257,6 +262,7 @@ impl TcpConfig {
             abc: self.abc.unwrap_or(false),
             limited_transmit: self.limited_transmit.unwrap_or(false),
             restart_after_idle: self.restart_after_idle.unwrap_or(false),
+            ect_retransmissions: self.ect_retransmissions.unwrap_or(false),
             ecn: self.ecn.unwrap_or(false),
             ecn_plus: match self.ecn_plus.unwrap_or_default() {
                 EcnPlusName::Off => EcnPlus::Off,
@@ -309,6 +315,7 @@ impl TcpConfig {
             // Written only when on, so that stored runs keep their identity.
             limited_transmit: p.limited_transmit.then_some(true),
             restart_after_idle: p.restart_after_idle.then_some(true),
+            ect_retransmissions: p.ect_retransmissions.then_some(true),
             ecn_fraction: None,
             clients: self.clients.clone(),
             servers: self.servers.clone(),

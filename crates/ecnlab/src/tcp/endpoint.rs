@@ -869,10 +869,12 @@ impl Endpoint {
     fn send_segment(&mut self, ctx: &mut SegmentCtx, seq: u64, len: u64, retx: bool) {
         let mut f = flags::ACK;
         let (kind, ecn) = if retx {
-            // RFC 3168 6.1.5: retransmissions are not ECN-capable.
+            // RFC 3168 6.1.5: retransmissions are not ECN-capable (unless the stack's choice,
+            // `ect_retransmissions`, is ns-2's and ns-3's: ECT like new data).
             self.stats.retx_bytes += len;
             self.rtt_timing = false;
-            (PacketKind::Retx, Ecn::NotEct)
+            let ect = self.ecn_ok && ctx.params.ect_retransmissions;
+            (PacketKind::Retx, if ect { Ecn::Ect0 } else { Ecn::NotEct })
         } else {
             if self.snd_una == self.snd_max && self.last_data_at > 0 && ctx.now > self.last_data_at {
                 // New data after an idle period (nothing in flight).
@@ -1007,6 +1009,7 @@ mod tests {
             abc: false,
             limited_transmit: false,
             restart_after_idle: false,
+            ect_retransmissions: false,
             ecn: false,
             ecn_plus: EcnPlus::Off,
             ecn_response: EcnResponse::Rfc3168,
@@ -1169,6 +1172,19 @@ mod tests {
         pair.deliver(true, &ackp(10_001));
         assert_eq!(pair.s.window().cwnd, 2000);
         assert!(!pair.s.in_recovery);
+    }
+
+    #[test]
+    fn retransmissions_are_ect_only_when_the_stack_sends_them_so() {
+        for ect_retransmissions in [false, true] {
+            let mut pair = Pair::new(TcpParams { ecn: true, initial_window_segments: 4, ect_retransmissions, ..params() });
+            pair.establish();
+            let sent = pair.on(true, |e, _| e.write(4000));
+            assert!(sent.iter().all(|p| p.ecn == Ecn::Ect0), "new data is ECT(0)");
+            let fr: Vec<Packet> = (0..3).flat_map(|_| pair.deliver(true, &ack_to_server(1, 0))).collect();
+            let want = if ect_retransmissions { Ecn::Ect0 } else { Ecn::NotEct };
+            assert_eq!((fr[0].kind, fr[0].ecn), (PacketKind::Retx, want), "RFC 3168 6.1.5 unless switched");
+        }
     }
 
     /// A retransmission the server sent: when, which byte, and whether it was in fast recovery.

@@ -113,6 +113,9 @@ pub struct TcpParams {
     /// RFC 5681 section 4.1: after more than an RTO without sending, restart from
     /// min(IW, cwnd).
     pub restart_after_idle: bool,
+    /// Retransmissions are ECN-capable (ns-2's FullTcp, ns-3); RFC 3168 6.1.5 says they are
+    /// not.
+    pub ect_retransmissions: bool,
     /// The endpoint is ECN-capable (RFC 3168): it asks for ECN (client) or accepts it (server).
     pub ecn: bool,
     pub ecn_plus: EcnPlus,
