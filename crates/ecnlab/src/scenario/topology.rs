@@ -103,6 +103,20 @@ pub struct Bottleneck {
     pub up_queue: Option<QueueConfig>,
 }
 
+impl Bottleneck {
+    /// Checks the link's fields; `path` is its table's (`topology.bottleneck`, `topology.links[i]`).
+    fn validate(&self, path: &str, segment_bytes: u64) -> Result<(), ConfigError> {
+        positive(self.rate_bps, &format!("{path}.rate_bps"))?;
+        non_negative(self.delay_ms, &format!("{path}.delay_ms"))?;
+        check((0.0..1.0).contains(&self.random_loss), &format!("{path}.random_loss"), self.random_loss, "must be in [0, 1)")?;
+        self.queue.validate(&format!("{path}.queue"), segment_bytes)?;
+        if let Some(q) = &self.up_queue {
+            q.validate(&format!("{path}.up_queue"), segment_bytes)?;
+        }
+        Ok(())
+    }
+}
+
 /// A link between two routers of a graph, both ways: `NAME_up` from `from` to `to`, and
 /// `NAME_down` back.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -176,8 +190,6 @@ pub struct CoreLink {
     pub delay_ms: f64,
     pub random_loss: f64,
     pub queue: QueueConfig,
-    /// Scenario path of its table, for errors.
-    pub path: String,
 }
 
 /// A topology lowered to what the simulator builds: core links (index = link id), the router
@@ -267,13 +279,7 @@ impl Topology {
                 let Some(b) = &self.bottleneck else {
                     return Err(ConfigError { path: "topology.bottleneck".into(), value: String::new(), rule: format!("is required for {kind}") });
                 };
-                positive(b.rate_bps, "topology.bottleneck.rate_bps")?;
-                non_negative(b.delay_ms, "topology.bottleneck.delay_ms")?;
-                check((0.0..1.0).contains(&b.random_loss), "topology.bottleneck.random_loss", b.random_loss, "must be in [0, 1)")?;
-                b.queue.validate("topology.bottleneck.queue", segment_bytes)?;
-                if let Some(q) = &b.up_queue {
-                    q.validate("topology.bottleneck.up_queue", segment_bytes)?;
-                }
+                b.validate("topology.bottleneck", segment_bytes)?;
                 let (c, s) = (self.clients.unwrap_or(1), self.servers.unwrap_or(1));
                 check(c >= 1, "topology.clients", c, "must be at least 1")?;
                 check(s >= 1, "topology.servers", s, "must be at least 1")?;
@@ -323,25 +329,15 @@ impl Topology {
             check(!self.links[..i].iter().any(|o| o.name == l.name), &format!("{path}.name"), &l.name, "is used by an earlier link")?;
             let (a, b) = (router(&l.from, format!("{path}.from"))?, router(&l.to, format!("{path}.to"))?);
             check(a != b, &format!("{path}.to"), &l.to, "must differ from `from`: a link joins two routers")?;
-            positive(l.rate_bps, &format!("{path}.rate_bps"))?;
-            non_negative(l.delay_ms, &format!("{path}.delay_ms"))?;
-            check((0.0..1.0).contains(&l.random_loss), &format!("{path}.random_loss"), l.random_loss, "must be in [0, 1)")?;
-            l.queue.validate(&format!("{path}.queue"), segment_bytes)?;
-            if let Some(q) = &l.up_queue {
-                q.validate(&format!("{path}.up_queue"), segment_bytes)?;
-            }
-            let one_way = |name: String, from, to, queue: &QueueConfig, p: String| CoreLink {
-                name,
-                from,
-                to,
+            let link = Bottleneck {
                 rate_bps: l.rate_bps,
                 delay_ms: l.delay_ms,
                 random_loss: l.random_loss,
-                queue: queue.clone(),
-                path: p,
+                queue: l.queue.clone(),
+                up_queue: l.up_queue.clone(),
             };
-            core.push(one_way(format!("{}_up", l.name), a, b, l.up_queue.as_ref().unwrap_or(&l.queue), format!("{path}.up_queue")));
-            core.push(one_way(format!("{}_down", l.name), b, a, &l.queue, format!("{path}.queue")));
+            link.validate(&path, segment_bytes)?;
+            core.extend(duplex(&link, a, b, &l.name));
         }
         let hosts = |groups: &[HostGroup], field: &str| -> Result<(Vec<u32>, Groups), ConfigError> {
             check(!groups.is_empty(), &format!("topology.{field}"), "[]", "a graph needs at least one group")?;
@@ -369,6 +365,7 @@ impl Topology {
             server_groups,
             given: Vec::new(),
         };
+        let graph = layout.graph();
         for (i, r) in self.routes.iter().enumerate() {
             let path = format!("topology.routes[{i}]");
             let (a, b) = (router(&r.from, format!("{path}.from"))?, router(&r.to, format!("{path}.to"))?);
@@ -379,7 +376,7 @@ impl Topology {
                 };
                 links.push(l as LinkId);
             }
-            check(layout.graph().connects(a, b, &links), &format!("{path}.links"), format!("{:?}", r.links), &format!("must lead from {} to {}, each link starting where the previous one ends", r.from, r.to))?;
+            check(graph.connects(a, b, &links), &format!("{path}.links"), format!("{:?}", r.links), &format!("must lead from {} to {}, each link starting where the previous one ends", r.from, r.to))?;
             check(!layout.given.iter().any(|(f, t, _)| (*f, *t) == (a, b)), &path, format!("{} -> {}", r.from, r.to), "gives a second route between the same routers")?;
             layout.given.push((a, b, links));
         }
@@ -394,7 +391,7 @@ fn unknown<'a>(path: &str, name: &str, what: &str, known: impl Iterator<Item = &
 
 /// The dumbbell: R1 (router 0) with the clients, R2 (router 1) with the servers.
 fn dumbbell(b: &Bottleneck, clients: u32, servers: u32) -> Layout {
-    let core = bottleneck_pair(b, 0, 1, "bottleneck");
+    let core = duplex(b, 0, 1, "bottleneck");
     Layout {
         routers: vec!["R1".into(), "R2".into()],
         core,
@@ -414,7 +411,7 @@ fn dumbbell(b: &Bottleneck, clients: u32, servers: u32) -> Layout {
 fn parking_lot(b: &Bottleneck, k: u32, clients: u32, servers: u32) -> Layout {
     let mut core = Vec::new();
     for i in 1..=k {
-        core.extend(bottleneck_pair(b, i - 1, i, &format!("b{i}")));
+        core.extend(duplex(b, i - 1, i, &format!("b{i}")));
     }
     let mut groups = vec![("long".to_string(), 0u32, k)];
     groups.extend((1..=k).map(|i| (format!("cross{i}"), i - 1, i)));
@@ -439,9 +436,10 @@ fn parking_lot(b: &Bottleneck, k: u32, clients: u32, servers: u32) -> Layout {
     }
 }
 
-/// The two directions of a bottleneck between routers `a` (clients' side) and `z`.
-fn bottleneck_pair(b: &Bottleneck, a: u32, z: u32, name: &str) -> Vec<CoreLink> {
-    let link = |dir: &str, from, to, queue: &QueueConfig, field: &str| CoreLink {
+/// The two directions of a link between routers `a` (the clients' side) and `z`:
+/// `NAME_up` from `a` to `z` (its `up_queue` if set), `NAME_down` back.
+fn duplex(b: &Bottleneck, a: u32, z: u32, name: &str) -> Vec<CoreLink> {
+    let link = |dir: &str, from, to, queue: &QueueConfig| CoreLink {
         name: format!("{name}_{dir}"),
         from,
         to,
@@ -449,10 +447,8 @@ fn bottleneck_pair(b: &Bottleneck, a: u32, z: u32, name: &str) -> Vec<CoreLink> 
         delay_ms: b.delay_ms,
         random_loss: b.random_loss,
         queue: queue.clone(),
-        path: format!("topology.bottleneck.{field}"),
     };
-    let up_field = if b.up_queue.is_some() { "up_queue" } else { "queue" };
-    vec![link("up", a, z, b.up_queue.as_ref().unwrap_or(&b.queue), up_field), link("down", z, a, &b.queue, "queue")]
+    vec![link("up", a, z, b.up_queue.as_ref().unwrap_or(&b.queue)), link("down", z, a, &b.queue)]
 }
 
 #[cfg(test)]
