@@ -5,6 +5,7 @@
 //! sequence numbers count bytes, flags are bits, and the IP ECN field is a two-bit codepoint.
 
 use crate::engine::SimTime;
+use crate::tcp::sack::SackBlocks;
 
 /// Index of a packet in the [`PacketPool`].
 pub type PacketId = u32;
@@ -32,6 +33,10 @@ pub mod flags {
     pub const FIN: u8 = 1 << 2;
     pub const ECE: u8 = 1 << 3;
     pub const CWR: u8 = 1 << 4;
+    /// SACK-permitted option (RFC 2018), on a SYN or SYN-ACK.
+    pub const SACK_PERM: u8 = 1 << 5;
+    /// The segment carries SACK blocks, kept beside it in the [`super::PacketPool`].
+    pub const SACK: u8 = 1 << 6;
 }
 
 /// What a packet is, for the per-kind statistics every queue keeps (DESIGN, modelling rules).
@@ -119,15 +124,39 @@ impl Packet {
 }
 
 /// A slab of packets with a free list: allocation and release are O(1) and reuse memory.
+/// SACK blocks, which few packets carry, live in a side table indexed like the slots, so a
+/// packet stays small.
 #[derive(Default)]
 pub struct PacketPool {
     slots: Vec<Packet>,
     free: Vec<PacketId>,
+    sack: Vec<SackBlocks>,
 }
 
 impl PacketPool {
     pub fn new() -> Self {
-        PacketPool { slots: Vec::with_capacity(4096), free: Vec::with_capacity(4096) }
+        PacketPool { slots: Vec::with_capacity(4096), free: Vec::with_capacity(4096), sack: Vec::new() }
+    }
+
+    /// Allocates a segment that carries SACK blocks (sets [`flags::SACK`]).
+    pub fn alloc_with_sack(&mut self, mut p: Packet, blocks: &SackBlocks) -> PacketId {
+        p.flags |= flags::SACK;
+        let id = self.alloc(p);
+        if self.sack.len() <= id as usize {
+            self.sack.resize(id as usize + 1, SackBlocks::EMPTY);
+        }
+        self.sack[id as usize] = *blocks;
+        id
+    }
+
+    /// The SACK blocks of a packet (none unless it has [`flags::SACK`]).
+    #[inline]
+    pub fn sack(&self, id: PacketId) -> SackBlocks {
+        if self.slots[id as usize].has(flags::SACK) {
+            self.sack[id as usize]
+        } else {
+            SackBlocks::EMPTY
+        }
     }
 
     pub fn alloc(&mut self, p: Packet) -> PacketId {

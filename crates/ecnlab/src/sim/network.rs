@@ -114,6 +114,7 @@ impl Simulation {
     /// A packet reached its end host.
     pub(super) fn deliver(&mut self, id: PacketId) {
         let pkt: Packet = *self.pool.get(id);
+        let sack = self.pool.sack(id);
         self.pool.free(id);
         let ci = pkt.flow as usize;
         if !(self.conns[ci].live && self.conns[ci].gen == pkt.flow_gen) {
@@ -126,7 +127,7 @@ impl Simulation {
             let params = &self.params[c.params_index(server)];
             let mut ctx = SegmentCtx { now: self.now, pool: &mut self.pool, out: &mut self.out, params };
             let e = if server { &mut c.server } else { &mut c.client };
-            e.on_segment(&pkt, &mut ctx)
+            e.on_segment(&pkt, &sack, &mut ctx)
         };
         self.react(pkt.flow, server, ev);
     }

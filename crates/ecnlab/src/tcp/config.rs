@@ -139,6 +139,16 @@ pub struct TcpConfig {
     /// and ns-3 do; RFC 3168 section 6.1.5 says they are Not-ECT (default false).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ect_retransmissions: Option<bool>,
+    /// Selective acknowledgments (RFC 2018, D-SACK per RFC 2883), negotiated in the handshake
+    /// (both ends must have it): the receiver reports up to 4 blocks, and the sender recovers
+    /// losses by RFC 6675 instead of NewReno's partial ACKs (default false).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sack: Option<bool>,
+    /// Proportional Rate Reduction (RFC 6937, PRR-SSRB) paces the sending during SACK-based
+    /// recovery; without it RFC 6675 sends while cwnd (= ssthresh) exceeds pipe. Needs
+    /// sack = true (default false).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prr: Option<bool>,
     /// Only in `tcp.clients` / `tcp.servers`: the fraction of that side's hosts with ECN
     /// (chosen at random per seed, independently of everything else); the others have none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -211,6 +221,8 @@ impl TcpConfig {
             limited_transmit: o.limited_transmit.or(self.limited_transmit),
             restart_after_idle: o.restart_after_idle.or(self.restart_after_idle),
             ect_retransmissions: o.ect_retransmissions.or(self.ect_retransmissions),
+            sack: o.sack.or(self.sack),
+            prr: o.prr.or(self.prr),
             ecn_fraction: o.ecn_fraction,
             clients: None,
             servers: None,
@@ -263,6 +275,8 @@ impl TcpConfig {
             limited_transmit: self.limited_transmit.unwrap_or(false),
             restart_after_idle: self.restart_after_idle.unwrap_or(false),
             ect_retransmissions: self.ect_retransmissions.unwrap_or(false),
+            sack: self.sack.unwrap_or(false),
+            prr: self.prr.unwrap_or(false),
             ecn: self.ecn.unwrap_or(false),
             ecn_plus: match self.ecn_plus.unwrap_or_default() {
                 EcnPlusName::Off => EcnPlus::Off,
@@ -316,6 +330,8 @@ impl TcpConfig {
             limited_transmit: p.limited_transmit.then_some(true),
             restart_after_idle: p.restart_after_idle.then_some(true),
             ect_retransmissions: p.ect_retransmissions.then_some(true),
+            sack: p.sack.then_some(true),
+            prr: p.prr.then_some(true),
             ecn_fraction: None,
             clients: self.clients.clone(),
             servers: self.servers.clone(),
@@ -419,6 +435,10 @@ impl TcpConfig {
         }
         if self.loss_response == Some(LossResponse::Ns2) {
             check(!cubic, &format!("{path}.loss_response"), "ns2", "ns-2's FullTcp loss response needs congestion_control = \"newreno\" or \"reno\"")?;
+            check(!p.sack, &format!("{path}.loss_response"), "ns2", "ns-2's FullTcp loss response is for NewReno and Reno without SACK: it cannot be combined with sack = true")?;
+        }
+        if p.prr {
+            check(p.sack, &format!("{path}.prr"), true, "PRR paces SACK-based recovery (RFC 6675): it needs sack = true")?;
         }
         let path = |field: &str| format!("{path}.{field}");
         if let Some(v) = self.initial_rto_s {

@@ -28,6 +28,7 @@ use super::controller::Controller;
 use super::cubic::Cubic;
 use super::params::{CcKind, EcnPlus, EcnResponse, LossResponse, RtoBackoffEnd, TcpParams};
 use super::rtt::RttEstimator;
+use super::sack::{insert_range, NextSeg, Prr, SackBlocks, SackReceiver, Scoreboard};
 use crate::engine::SimTime;
 use crate::packet::{flags, Direction, Ecn, Packet, PacketId, PacketKind, PacketPool};
 
@@ -140,6 +141,17 @@ pub struct Endpoint {
     partial_ack_recovery: bool,
     /// The first partial ACK of this recovery has been seen (impatient timer variant).
     partial_seen: bool,
+    /// SACK was negotiated (RFC 2018): the receiver sends blocks, and the sender's loss
+    /// recovery is RFC 6675's (with PRR when `params.prr`) instead of RFC 6582's.
+    sack_ok: bool,
+    /// The sender's scoreboard (RFC 6675).
+    board: Scoreboard,
+    /// The receiver's choice of blocks (RFC 2018 section 4, RFC 2883).
+    sack_rx: SackReceiver,
+    /// PRR state of the current recovery (RFC 6937).
+    prr: Prr,
+    /// Bytes PRR lets the next flush send (sndcnt).
+    prr_sndcnt: u64,
     /// What caused the last window reduction (ns-2's `last_cwnd_action_`).
     last_reduction: Reduction,
     /// ns-2's loss response only: the segment being processed triggered a fast retransmit,
@@ -245,6 +257,11 @@ impl Endpoint {
             in_recovery: false,
             partial_seen: false,
             last_reduction: Reduction::None,
+            sack_ok: false,
+            board: Scoreboard::default(),
+            sack_rx: SackReceiver::default(),
+            prr: Prr::default(),
+            prr_sndcnt: 0,
             new_data_held: false,
             rtt: RttEstimator::new(p.initial_rto, p.min_rto, p.max_rto, p.clock_granularity),
             rtt_timing: false,
@@ -331,9 +348,10 @@ impl Endpoint {
 
     // ----- segment arrival -----
 
-    /// Processes one arriving segment. Nothing is sent here: call [`Endpoint::flush`] after the
+    /// Processes one arriving segment with its SACK blocks. Nothing new is sent here (only
+    /// retransmissions that loss recovery starts): call [`Endpoint::flush`] after the
     /// application has reacted to the returned events.
-    pub fn on_segment(&mut self, pkt: &Packet, ctx: &mut SegmentCtx) -> TcpEvents {
+    pub fn on_segment(&mut self, pkt: &Packet, sack: &SackBlocks, ctx: &mut SegmentCtx) -> TcpEvents {
         let mut ev = TcpEvents::default();
         let syn = pkt.has(flags::SYN);
         let ack = pkt.has(flags::ACK);
@@ -344,6 +362,7 @@ impl Endpoint {
                 self.peer_wnd = pkt.wnd as u64;
                 // RFC 3168 6.1.1: an ECN-setup SYN has both ECE and CWR.
                 self.ecn_ok = ctx.params.ecn && pkt.has(flags::ECE) && pkt.has(flags::CWR);
+                self.sack_ok = ctx.params.sack && pkt.has(flags::SACK_PERM);
                 self.state = TcpState::SynReceived;
                 self.send_syn(ctx);
                 self.snd_nxt = 1;
@@ -361,6 +380,7 @@ impl Endpoint {
                 self.peer_wnd = pkt.wnd as u64;
                 // RFC 3168 6.1.1: an ECN-setup SYN-ACK has ECE without CWR.
                 self.ecn_ok = ctx.params.ecn && pkt.has(flags::ECE) && !pkt.has(flags::CWR);
+                self.sack_ok = ctx.params.sack && pkt.has(flags::SACK_PERM);
                 self.stats.synack_ce = pkt.ecn == Ecn::Ce;
                 // RFC 5562 3.2: echo a CE-marked SYN-ACK on the ACK (seed 000's client ignores it).
                 if self.stats.synack_ce && self.ecn_ok && ctx.params.ecn_plus == EcnPlus::Rfc5562 {
@@ -387,13 +407,13 @@ impl Endpoint {
                     self.stats.ecn_reductions += 1;
                 }
                 ev.established = true;
-                self.process_ack(pkt, ctx, &mut ev);
+                self.process_ack(pkt, sack, ctx, &mut ev);
                 self.process_data(pkt, ctx, &mut ev);
             }
             (TcpState::SynReceived, false, _) => {}
             (_, false, _) => {
                 if ack {
-                    self.process_ack(pkt, ctx, &mut ev);
+                    self.process_ack(pkt, sack, ctx, &mut ev);
                 }
                 self.process_data(pkt, ctx, &mut ev);
             }
@@ -419,11 +439,20 @@ impl Endpoint {
         };
     }
 
-    fn process_ack(&mut self, pkt: &Packet, ctx: &mut SegmentCtx, ev: &mut TcpEvents) {
+    fn process_ack(&mut self, pkt: &Packet, sack: &SackBlocks, ctx: &mut SegmentCtx, ev: &mut TcpEvents) {
         let ack = pkt.ack;
         if ack > self.snd_max {
             return; // acknowledges something never sent
         }
+        // RFC 6937 DeliveredData: the change in snd_una plus the change in SACKed bytes.
+        let delivered_before = self.snd_una + self.board.sacked_bytes;
+        if self.sack_ok {
+            if ack > self.snd_una {
+                self.board.advance(ack);
+            }
+            self.board.update(sack.as_slice(), ack.max(self.snd_una), self.snd_max);
+        }
+        let delivered = (ack.max(self.snd_una) + self.board.sacked_bytes).saturating_sub(delivered_before);
         let wnd_changed = pkt.wnd as u64 != self.peer_wnd;
         self.peer_wnd = pkt.wnd as u64;
         let ece = self.ecn_ok && pkt.has(flags::ECE);
@@ -457,7 +486,16 @@ impl Endpoint {
             self.dupacks = 0;
             self.limited_sent = 0;
             let mut restart_timer = true;
-            if self.in_recovery {
+            if self.in_recovery && self.sack_ok {
+                if ack > self.recover {
+                    // RFC 6675: recovery ends when the cumulative ACK passes RecoveryPoint;
+                    // RFC 6937: cwnd = ssthresh.
+                    self.in_recovery = false;
+                    self.w.cwnd = self.w.ssthresh;
+                } else {
+                    self.sack_recovery_ack(delivered, ctx.params.prr);
+                }
+            } else if self.in_recovery {
                 if !self.partial_ack_recovery {
                     // Reno (RFC 5681 section 3.2 step 6): the first ACK of new data, partial or
                     // full, ends recovery and deflates the window to ssthresh.
@@ -518,11 +556,17 @@ impl Endpoint {
         {
             // Duplicate ACK (RFC 5681 section 2).
             self.dupacks += 1;
-            if self.in_recovery {
+            if self.in_recovery && self.sack_ok {
+                self.sack_recovery_ack(delivered, ctx.params.prr);
+            } else if self.in_recovery {
                 // Each further dupack: a segment has left the network (RFC 6582 step 4).
                 self.w.cwnd += mss;
-            } else if self.dupacks == 3 && self.may_fast_retransmit(ack, ctx.params) {
-                self.enter_fast_recovery(ctx);
+            } else if (self.dupacks == 3 || self.sack_ok && self.board.lost_end(self.snd_una, mss) > self.snd_una)
+                && self.may_fast_retransmit(ack, ctx.params)
+            {
+                // RFC 6675 section 5: DupThresh duplicate ACKs, or SACKs that make the first
+                // unacknowledged segment lost.
+                self.enter_fast_recovery(ctx, delivered);
             }
             let rfc3168 = ctx.params.ecn_response == EcnResponse::Rfc3168;
             if ece && rfc3168 && !self.in_recovery && self.snd_una > self.ecn_recover {
@@ -560,8 +604,9 @@ impl Endpoint {
     }
 
     /// Third duplicate ACK: fast retransmit and enter fast recovery (RFC 5681 section 3.2 steps
-    /// 2-4, RFC 6582 steps 2-3).
-    fn enter_fast_recovery(&mut self, ctx: &mut SegmentCtx) {
+    /// 2-4, RFC 6582 steps 2-3; with SACK, RFC 6675 section 5 steps 4.1-4.3 and RFC 6937's
+    /// initialisation). `delivered`: the bytes this ACK delivered (RFC 6937 DeliveredData).
+    fn enter_fast_recovery(&mut self, ctx: &mut SegmentCtx, delivered: u64) {
         let flight = self.snd_max - self.snd_una - self.limited_sent;
         self.recover = self.snd_max - 1;
         self.stats.fast_retransmits += 1;
@@ -577,11 +622,96 @@ impl Endpoint {
         }
         self.ecn_recover = self.ecn_recover.max(self.snd_max);
         self.last_reduction = Reduction::FastRetransmit;
+        if self.sack_ok {
+            // RFC 6675 4.2: cwnd = ssthresh (PRR replaces it on every ACK); RFC 6937: RecoverFS
+            // is the FlightSize that ssthresh was taken from (so RFC 6937's example, with
+            // limited transmit, has RecoverFS 20 and ssthresh 10).
+            self.in_recovery = true;
+            self.w.cwnd = self.w.ssthresh;
+            self.board.high_rxt = self.snd_una;
+            self.prr = Prr::start(flight);
+            self.sack_recovery_ack(delivered, ctx.params.prr);
+            // RFC 6675 4.3: the first unacknowledged segment goes now, whatever the window.
+            let len = self.board.hole_len(self.snd_una, self.snd_max, self.w.mss);
+            let sent = self.sack_retransmit(ctx, self.snd_una, len);
+            self.board.high_rxt = self.snd_una + sent;
+            self.prr_sndcnt = self.prr_sndcnt.saturating_sub(sent);
+            return;
+        }
         self.retransmit_head(ctx);
         self.w.cwnd = self.w.ssthresh + 3 * self.w.mss;
         self.new_data_held = ns2_loss;
         self.in_recovery = true;
         self.partial_seen = false;
+    }
+
+    /// An ACK during SACK-based recovery: PRR's sndcnt (RFC 6937) for the next flush, or with
+    /// plain RFC 6675 nothing (the flush sends while cwnd - pipe >= 1 SMSS).
+    fn sack_recovery_ack(&mut self, delivered: u64, prr: bool) {
+        if prr {
+            let mss = self.w.mss;
+            let pipe = self.board.pipe(self.snd_una, self.snd_max, mss);
+            self.prr_sndcnt = self.prr.on_ack(delivered, pipe, self.w.ssthresh, mss);
+            // RFC 6937: cwnd = pipe + sndcnt (what the flow samples show during recovery).
+            self.w.cwnd = pipe + self.prr_sndcnt;
+        }
+    }
+
+    /// Retransmits [start, start + len) during SACK-based recovery, or the FIN if it is there;
+    /// returns the sequence space sent.
+    fn sack_retransmit(&mut self, ctx: &mut SegmentCtx, start: u64, len: u64) -> u64 {
+        self.rtt_timing = false;
+        let sent = if start < self.app_end {
+            let len = len.min(self.app_end - start);
+            self.send_segment(ctx, start, len, true);
+            len
+        } else {
+            self.send_fin(ctx);
+            1
+        };
+        self.prr.on_send(sent);
+        sent
+    }
+
+    /// RFC 6675 section 5 step (C): send what NextSeg chooses while the window allows: PRR's
+    /// sndcnt, or without PRR cwnd - pipe >= 1 SMSS.
+    fn send_in_sack_recovery(&mut self, ctx: &mut SegmentCtx) {
+        let mss = self.w.mss;
+        loop {
+            let pipe = self.board.pipe(self.snd_una, self.snd_max, mss);
+            let budget = if ctx.params.prr { self.prr_sndcnt } else { self.w.cwnd.saturating_sub(pipe) / mss * mss };
+            if budget == 0 {
+                break;
+            }
+            let unsent = self.snd_max < self.app_end || self.fin_queued && self.snd_max == self.app_end;
+            let new_len = if self.snd_max < self.app_end { mss.min(self.app_end - self.snd_max) } else { 1 };
+            let new_data = unsent && self.snd_max + new_len <= self.snd_una + self.peer_wnd.max(mss);
+            let sent = match self.board.next_seg(self.snd_una, self.snd_max, mss, new_data) {
+                NextSeg::Retransmit { start, len, rescue } => {
+                    let sent = self.sack_retransmit(ctx, start, len);
+                    if rescue {
+                        self.board.rescue_rxt = self.recover;
+                    } else {
+                        self.board.high_rxt = self.board.high_rxt.max(start + sent);
+                    }
+                    sent
+                }
+                NextSeg::NewData => {
+                    self.snd_nxt = self.snd_max;
+                    if self.snd_max < self.app_end {
+                        self.send_segment(ctx, self.snd_max, new_len, false);
+                    } else {
+                        self.send_fin(ctx);
+                    }
+                    self.snd_nxt += new_len;
+                    self.snd_max = self.snd_nxt;
+                    self.prr.on_send(new_len);
+                    new_len
+                }
+                NextSeg::Nothing => break,
+            };
+            self.prr_sndcnt = self.prr_sndcnt.saturating_sub(sent);
+        }
     }
 
     /// RFC 3168 6.1.2: reduce as for a loss, without retransmitting, once per window of data;
@@ -669,12 +799,22 @@ impl Endpoint {
         let seg_end = end + fin as u64;
         if seg_end <= self.rcv_nxt {
             self.ack_now = true; // a duplicate: re-acknowledge at once
+            if self.sack_ok && end > seq {
+                self.sack_rx.on_duplicate(seq, end); // RFC 2883
+            }
             return;
         }
         if seq > self.rcv_nxt {
             // Out of order: keep it and send an immediate duplicate ACK (RFC 5681 4.2).
             if end > seq {
-                insert_range(&mut self.ooo, seq, end);
+                let new = insert_range(&mut self.ooo, seq, end);
+                if self.sack_ok {
+                    if new == 0 {
+                        self.sack_rx.on_duplicate(seq, end);
+                    }
+                    let i = self.ooo.partition_point(|r| r.1 < seq);
+                    self.sack_rx.on_out_of_order(self.ooo[i].0);
+                }
             }
             self.ack_now = true;
             return;
@@ -762,6 +902,7 @@ impl Endpoint {
                 self.ecn_recover = self.ecn_recover.max(self.snd_max);
                 self.cwr_pending = self.ecn_ok;
                 self.in_recovery = false;
+                self.prr_sndcnt = 0;
                 self.dupacks = 0;
                 self.snd_nxt = self.snd_una;
                 self.rtt.back_off();
@@ -802,6 +943,10 @@ impl Endpoint {
     }
 
     fn send_data(&mut self, ctx: &mut SegmentCtx) {
+        if self.in_recovery && self.sack_ok {
+            self.send_in_sack_recovery(ctx);
+            return;
+        }
         let mss = self.w.mss;
         // Limited transmit (RFC 3042): on the first and second duplicate ACK outside recovery,
         // one new segment each beyond cwnd (at most cwnd + 2 SMSS outstanding), cwnd unchanged.
@@ -819,8 +964,18 @@ impl Endpoint {
             if self.ecn_hold && self.snd_nxt >= self.snd_max {
                 break; // RFC 3168 6.1.2: no new data until the timer expires
             }
+            if self.sack_ok && self.snd_nxt < self.snd_max {
+                // Resending after a timeout: skip what the receiver has SACKed (RFC 6675 5.1).
+                if let Some(r) = self.board.sacked_at(self.snd_nxt) {
+                    self.snd_nxt = r.1;
+                    continue;
+                }
+            }
             if self.snd_nxt < self.app_end {
                 let mut len = mss.min(self.app_end - self.snd_nxt);
+                if self.sack_ok && self.snd_nxt < self.snd_max {
+                    len = self.board.hole_len(self.snd_nxt, self.snd_max, mss).min(len);
+                }
                 if self.snd_nxt + len > limit {
                     if self.snd_nxt + len <= limited_limit {
                         self.limited_sent += len;
@@ -917,11 +1072,13 @@ impl Endpoint {
         let (f, kind) = match self.role {
             Role::Client => {
                 let ecn_setup = if ctx.params.ecn { flags::ECE | flags::CWR } else { 0 };
-                (flags::SYN | ecn_setup, PacketKind::Syn)
+                let sack = if ctx.params.sack { flags::SACK_PERM } else { 0 };
+                (flags::SYN | ecn_setup | sack, PacketKind::Syn)
             }
             Role::Server => {
                 let ecn_setup = if self.ecn_ok { flags::ECE } else { 0 };
-                (flags::SYN | flags::ACK | ecn_setup, PacketKind::SynAck)
+                let sack = if self.sack_ok { flags::SACK_PERM } else { 0 };
+                (flags::SYN | flags::ACK | ecn_setup | sack, PacketKind::SynAck)
             }
         };
         if self.stats.handshake_retx == 0 {
@@ -963,7 +1120,13 @@ impl Endpoint {
             hop: 0,
             enqueued_at: 0,
         };
-        ctx.out.push(ctx.pool.alloc(p));
+        let id = if self.sack_ok && f & flags::ACK != 0 && (!self.ooo.is_empty() || self.sack_rx.has_dsack()) {
+            let blocks = self.sack_rx.blocks(&self.ooo);
+            ctx.pool.alloc_with_sack(Packet { size: p.size + blocks.option_bytes(), ..p }, &blocks)
+        } else {
+            ctx.pool.alloc(p)
+        };
+        ctx.out.push(id);
         if f & flags::ACK != 0 {
             // Every segment carries the cumulative ACK, so nothing is owed any more.
             self.segs_unacked = 0;
@@ -971,20 +1134,6 @@ impl Endpoint {
             self.ack_now = false;
         }
     }
-}
-
-/// Inserts [s, e) into a sorted list of disjoint ranges, merging overlaps.
-fn insert_range(ranges: &mut Vec<(u64, u64)>, s: u64, e: u64) {
-    let i = ranges.partition_point(|r| r.1 < s);
-    let mut ns = s;
-    let mut ne = e;
-    let mut j = i;
-    while j < ranges.len() && ranges[j].0 <= ne {
-        ns = ns.min(ranges[j].0);
-        ne = ne.max(ranges[j].1);
-        j += 1;
-    }
-    ranges.splice(i..j, std::iter::once((ns, ne)));
 }
 
 #[cfg(test)]
@@ -1010,11 +1159,27 @@ mod tests {
             limited_transmit: false,
             restart_after_idle: false,
             ect_retransmissions: false,
+            sack: false,
+            prr: false,
             ecn: false,
             ecn_plus: EcnPlus::Off,
             ecn_response: EcnResponse::Rfc3168,
             rto_backoff_end: RtoBackoffEnd::RttSample,
             loss_response: LossResponse::Rfc5681,
+        }
+    }
+
+    /// A segment on the scripted wire: the packet and its SACK blocks.
+    #[derive(Clone, Copy, Debug)]
+    struct Seg {
+        pkt: Packet,
+        sack: SackBlocks,
+    }
+
+    impl std::ops::Deref for Seg {
+        type Target = Packet;
+        fn deref(&self) -> &Packet {
+            &self.pkt
         }
     }
 
@@ -1034,17 +1199,21 @@ mod tests {
             Pair { pool: PacketPool::new(), p, c, s, now: 0 }
         }
         /// Runs `f` on one end and returns the packets it sent.
-        fn on(&mut self, server: bool, f: impl FnOnce(&mut Endpoint, &mut SegmentCtx)) -> Vec<Packet> {
+        fn on(&mut self, server: bool, f: impl FnOnce(&mut Endpoint, &mut SegmentCtx)) -> Vec<Seg> {
             let mut out = Vec::new();
             let mut ctx = SegmentCtx { now: self.now, pool: &mut self.pool, out: &mut out, params: &self.p };
             let e = if server { &mut self.s } else { &mut self.c };
             f(e, &mut ctx);
             e.flush(&mut ctx);
-            out.iter().map(|&id| *self.pool.get(id)).collect()
+            out.iter().map(|&id| Seg { pkt: *self.pool.get(id), sack: self.pool.sack(id) }).collect()
         }
-        fn deliver(&mut self, to_server: bool, pkt: &Packet) -> Vec<Packet> {
+        /// Delivers a packet without SACK blocks.
+        fn deliver(&mut self, to_server: bool, pkt: &Packet) -> Vec<Seg> {
+            self.deliver_seg(to_server, &Seg { pkt: *pkt, sack: SackBlocks::EMPTY })
+        }
+        fn deliver_seg(&mut self, to_server: bool, seg: &Seg) -> Vec<Seg> {
             self.on(to_server, |e, ctx| {
-                e.on_segment(pkt, ctx);
+                e.on_segment(&seg.pkt, &seg.sack, ctx);
             })
         }
         /// Handshake without loss; returns the client's first segment after it.
@@ -1080,7 +1249,7 @@ mod tests {
         let syn = pair.on(false, |e, ctx| e.connect(ctx));
         let synack = pair.deliver(true, &syn[0]);
         let out = pair.on(false, |e, ctx| {
-            e.on_segment(&synack[0], ctx);
+            e.on_segment(&synack[0], &SackBlocks::EMPTY, ctx);
             e.write(300);
         });
         assert_eq!(out.len(), 1, "one segment: the request with the ACK piggybacked");
@@ -1181,7 +1350,7 @@ mod tests {
             pair.establish();
             let sent = pair.on(true, |e, _| e.write(4000));
             assert!(sent.iter().all(|p| p.ecn == Ecn::Ect0), "new data is ECT(0)");
-            let fr: Vec<Packet> = (0..3).flat_map(|_| pair.deliver(true, &ack_to_server(1, 0))).collect();
+            let fr: Vec<Seg> = (0..3).flat_map(|_| pair.deliver(true, &ack_to_server(1, 0))).collect();
             let want = if ect_retransmissions { Ecn::Ect0 } else { Ecn::NotEct };
             assert_eq!((fr[0].kind, fr[0].ecn), (PacketKind::Retx, want), "RFC 3168 6.1.5 unless switched");
         }
@@ -1209,7 +1378,7 @@ mod tests {
         pair.establish();
         let mut lost = lost.to_vec();
         let mut retx = Vec::new();
-        let mut wire: std::collections::VecDeque<(bool, Packet)> = std::collections::VecDeque::new();
+        let mut wire: std::collections::VecDeque<(bool, Seg)> = std::collections::VecDeque::new();
         let first = pair.on(true, |e, _| e.write(bytes));
         wire.extend(first.into_iter().map(|p| (false, p)));
         loop {
@@ -1222,7 +1391,7 @@ mod tests {
                         continue;
                     }
                 }
-                let out = pair.deliver(to_server, &pkt);
+                let out = pair.deliver_seg(to_server, &pkt);
                 wire.extend(out.into_iter().map(|p| (!to_server, p)));
             }
             if pair.s.acked_bytes() == bytes {
@@ -1305,7 +1474,7 @@ mod tests {
 
     /// A Reno sender with `iw` segments in flight, its first segment lost, after `dupacks`
     /// duplicate ACKs: the packets each duplicate ACK released.
-    fn reno_after_dupacks(loss_response: LossResponse, iw: u32, dupacks: usize) -> (Pair, Vec<Vec<Packet>>) {
+    fn reno_after_dupacks(loss_response: LossResponse, iw: u32, dupacks: usize) -> (Pair, Vec<Vec<Seg>>) {
         let mut pair = Pair::new(TcpParams {
             initial_window_segments: iw,
             cc: CcKind::Reno { beta: 0.5, beta_ecn: 0.5 },
@@ -1369,7 +1538,7 @@ mod tests {
     #[test]
     fn ns2_loss_response_holds_new_data_at_the_third_dupack_and_opens_on_the_exit() {
         // Four segments in flight, the first lost: ssthresh 2000 either way, cwnd 5000.
-        let seqs = |out: &Vec<Packet>| out.iter().map(|p| (p.kind, p.seq)).collect::<Vec<_>>();
+        let seqs = |out: &Vec<Seg>| out.iter().map(|p| (p.kind, p.seq)).collect::<Vec<_>>();
         let (mut rfc, out) = reno_after_dupacks(LossResponse::Rfc5681, 4, 4);
         assert_eq!(seqs(&out[2]), vec![(PacketKind::Retx, 1), (PacketKind::Data, 4001)], "RFC 5681: new data on the inflated window");
         assert_eq!(seqs(&out[3]), vec![(PacketKind::Data, 5001)]);
@@ -1516,7 +1685,7 @@ mod tests {
         });
         assert_eq!((again[0].kind, again[0].ecn), (PacketKind::SynAck, Ecn::Ect0));
         // The router marks it; the client proceeds as if it were not marked.
-        let marked = Packet { ecn: Ecn::Ce, ..synack[0] };
+        let marked = Packet { ecn: Ecn::Ce, ..*synack[0] };
         let ack = pair.deliver(false, &marked);
         assert!(pair.c.stats.synack_ce);
         assert!(!ack[0].has(flags::ECE), "no echo of a marked SYN-ACK");
@@ -1535,7 +1704,7 @@ mod tests {
         let syn = pair.on(false, |e, ctx| e.connect(ctx));
         let synack = pair.deliver(true, &syn[0]);
         assert_eq!(synack[0].ecn, Ecn::Ect0);
-        let marked = Packet { ecn: Ecn::Ce, ..synack[0] };
+        let marked = Packet { ecn: Ecn::Ce, ..*synack[0] };
         let ack = pair.deliver(false, &marked);
         assert!(ack[0].has(flags::ECE), "RFC 5562 3.2: the ACK echoes the mark");
         pair.deliver(true, &ack[0]);
@@ -1696,13 +1865,13 @@ mod tests {
         let mut pair = Pair::new(TcpParams { ecn: true, ..params() });
         pair.establish();
         let data = pair.on(true, |e, _| e.write(2000));
-        let ce = Packet { ecn: Ecn::Ce, ..data[0] };
+        let ce = Packet { ecn: Ecn::Ce, ..*data[0] };
         pair.deliver(false, &ce);
         let acks = pair.deliver(false, &data[1]);
         assert!(acks[0].has(flags::ECE));
         assert_eq!(pair.c.stats.ce_received, 1);
         // CWR on a later segment stops the echo.
-        let cwr = Packet { seq: 2001, flags: data[1].flags | flags::CWR, ..data[1] };
+        let cwr = Packet { seq: 2001, flags: data[1].flags | flags::CWR, ..*data[1] };
         pair.deliver(false, &cwr);
         pair.now += 300 * NS_PER_MS;
         let acks = pair.on(false, |e, _| e.on_delack());
@@ -1717,7 +1886,7 @@ mod tests {
         assert_eq!(fin[0].kind, PacketKind::Fin);
         assert_eq!(pair.c.state, TcpState::FinWait1);
         let mut ev = TcpEvents::default();
-        let ack = pair.on(true, |e, ctx| ev = e.on_segment(&fin[0], ctx));
+        let ack = pair.on(true, |e, ctx| ev = e.on_segment(&fin[0], &SackBlocks::EMPTY, ctx));
         assert!(ev.peer_closed);
         assert_eq!(pair.s.state, TcpState::CloseWait);
         pair.deliver(false, &ack[0]);
@@ -1731,15 +1900,158 @@ mod tests {
         assert!(pair.c.is_done() && pair.s.is_done());
     }
 
+
+    // ----- SACK (RFC 2018, RFC 2883), RFC 6675 recovery, PRR (RFC 6937) -----
+
+    fn sack_params(prr: bool) -> TcpParams {
+        TcpParams { sack: true, prr, ..params() }
+    }
+
     #[test]
-    fn ranges_merge() {
-        let mut r = Vec::new();
-        insert_range(&mut r, 10, 20);
-        insert_range(&mut r, 30, 40);
-        insert_range(&mut r, 20, 30);
-        assert_eq!(r, vec![(10, 40)]);
-        insert_range(&mut r, 50, 60);
-        insert_range(&mut r, 5, 8);
-        assert_eq!(r, vec![(5, 8), (10, 40), (50, 60)]);
+    fn sack_is_negotiated_only_when_both_ends_offer_it() {
+        for (client, server) in [(true, true), (true, false), (false, true)] {
+            let mut pair = Pair::new(TcpParams { sack: client, ..params() });
+            let syn = pair.on(false, |e, ctx| e.connect(ctx));
+            assert_eq!(syn[0].has(flags::SACK_PERM), client);
+            pair.p.sack = server;
+            let synack = pair.deliver(true, &syn[0]);
+            assert_eq!(synack[0].has(flags::SACK_PERM), client && server);
+            pair.p.sack = client;
+            pair.deliver(false, &synack[0]);
+            assert_eq!((pair.c.sack_ok, pair.s.sack_ok), (client && server, client && server));
+        }
+    }
+
+    #[test]
+    fn the_receiver_reports_blocks_and_a_duplicate_as_dsack() {
+        let mut pair = Pair::new(sack_params(false));
+        pair.establish();
+        let data = pair.on(true, |e, _| e.write(5000));
+        assert_eq!(data.len(), 2, "initial window of two segments");
+        let more: Vec<Seg> = vec![];
+        let _ = more;
+        // The first segment is lost: the second is out of order and reported in a block.
+        let ack = pair.deliver_seg(false, &data[1]);
+        assert_eq!(ack[0].ack, 1);
+        assert_eq!(ack[0].sack.as_slice(), &[(1001, 2001)]);
+        assert_eq!(ack[0].size, 40 + 12, "SACK option: 2 + 8 bytes and two NOPs");
+        // The same segment again: a D-SACK block first, then the block that holds it.
+        let ack = pair.deliver_seg(false, &data[1]);
+        assert_eq!(ack[0].sack.as_slice(), &[(1001, 2001), (1001, 2001)][..1]);
+        // The hole filled: a cumulative ACK without blocks.
+        let ack = pair.deliver_seg(false, &data[0]);
+        assert_eq!((ack[0].ack, ack[0].sack.len), (2001, 0));
+        assert!(!ack[0].has(flags::SACK));
+        // A segment below the cumulative ACK: D-SACK below it (RFC 2883 section 4.1.1).
+        let ack = pair.deliver_seg(false, &data[0]);
+        assert_eq!(ack[0].sack.as_slice(), &[(1, 1001)]);
+    }
+
+    /// The server sends `bytes` with an initial window of 10 segments over a scripted network
+    /// that loses one copy of a data segment per entry of `lost` (first copies first);
+    /// delivery goes in rounds, everything sent in answer to one round travelling in the next,
+    /// so two rounds make a round trip. Returns the round trip in which each retransmission
+    /// arrived (the first window arrives in round trip 0) and the server's counters.
+    fn retransmission_rounds(p: TcpParams, lost: &[u64], bytes: u64) -> (Vec<(u32, u64)>, EndpointStats) {
+        let mut pair = Pair::new(TcpParams { initial_window_segments: 10, ..p });
+        pair.establish();
+        let mut lost = lost.to_vec();
+        let mut rounds = Vec::new();
+        let mut flight: Vec<(bool, Seg)> = pair.on(true, |e, _| e.write(bytes)).into_iter().map(|s| (false, s)).collect();
+        for round in 0..100 {
+            let mut next = Vec::new();
+            for (to_server, seg) in flight {
+                if !to_server && seg.payload > 0 {
+                    if let Some(i) = lost.iter().position(|&l| l == seg.seq) {
+                        lost.remove(i);
+                        continue;
+                    }
+                    if seg.kind == PacketKind::Retx {
+                        rounds.push((round / 2, seg.seq));
+                    }
+                }
+                next.extend(pair.deliver_seg(to_server, &seg).into_iter().map(|s| (!to_server, s)));
+            }
+            if next.is_empty() {
+                if pair.s.acked_bytes() == bytes {
+                    return (rounds, pair.s.stats);
+                }
+                // Nothing in transit: the earliest timer fires.
+                let at = pair.s.rto_at.min(pair.c.delack_at);
+                assert!(at != OFF, "stalled");
+                pair.now = at;
+                next = if at == pair.c.delack_at {
+                    pair.on(false, |e, _| e.on_delack()).into_iter().map(|s| (true, s)).collect()
+                } else {
+                    pair.on(true, |e, ctx| {
+                        e.on_rto(ctx);
+                    })
+                    .into_iter()
+                    .map(|s| (false, s))
+                    .collect()
+                };
+            }
+            flight = next;
+        }
+        panic!("not done in 100 rounds");
+    }
+
+    #[test]
+    fn sack_recovery_repairs_three_losses_in_one_round_trip_where_newreno_needs_three() {
+        let lost = [1, 3001, 6001]; // segments 1, 4 and 7 of a 10-segment window
+        let (newreno, s) = retransmission_rounds(params(), &lost, 20_000);
+        assert_eq!(newreno, vec![(1, 1), (2, 3001), (3, 6001)], "NewReno: one hole per round trip");
+        assert_eq!(s.rtos, 0);
+        for prr in [true, false] {
+            let (sack, s) = retransmission_rounds(sack_params(prr), &lost, 20_000);
+            assert_eq!(sack, vec![(1, 1), (1, 3001), (1, 6001)], "SACK (prr = {prr}): all three in the first round trip");
+            assert_eq!((s.rtos, s.fast_retransmits, s.loss_reductions), (0, 1, 1));
+        }
+    }
+
+    #[test]
+    fn prr_sends_as_in_rfc6937s_example() {
+        // RFC 6937 section 3.1: cwnd = FlightSize = 20 segments, segment 0 lost, limited
+        // transmit on; the table shows what each of the 19 duplicate ACKs of the first round
+        // trip releases. ssthresh = 10, RecoverFS = 20: new data on every second ACK, so the
+        // flight falls to ssthresh over the round trip instead of pausing for half of it.
+        let p = TcpParams { initial_window_segments: 20, limited_transmit: true, ..sack_params(true) };
+        let mut pair = Pair::new(p);
+        pair.establish();
+        let window = pair.on(true, |e, _| e.write(100_000));
+        assert_eq!(window.len(), 20);
+        let mut sent = Vec::new();
+        for (i, seg) in window[1..].iter().enumerate() {
+            let acks = pair.deliver_seg(false, seg);
+            assert_eq!(acks.len(), 1);
+            let out = pair.deliver_seg(true, &acks[0]);
+            for s in out {
+                sent.push((i + 1, if s.kind == PacketKind::Retx { 'R' } else { 'N' }));
+            }
+        }
+        // The RFC's row: N N R, then N on ACKs 5, 7, ..., 15; ours continues with 17. (The
+        // RFC's sent row puts its last two on ACKs 18 and 19, but its own pipe row - 12 after
+        // ACK 17, 11 and 10 after 18 and 19 - needs a segment sent on 17 and none after, which
+        // is what RFC 6937's formula gives: CEIL(15 * 10 / 20) - 7 = 1 on ACK 17, and pipe
+        // reaches ssthresh on 19.)
+        let expected: Vec<(usize, char)> =
+            [(1, 'N'), (2, 'N'), (3, 'R'), (5, 'N'), (7, 'N'), (9, 'N'), (11, 'N'), (13, 'N'), (15, 'N'), (17, 'N')].to_vec();
+        assert_eq!(sent, expected);
+        let s = &pair.s;
+        assert_eq!(s.window().ssthresh, 10_000);
+        assert_eq!(s.board.pipe(s.snd_una, s.snd_max, 1000), 10_000, "the flight is ssthresh at the end of the round trip");
+    }
+
+    #[test]
+    fn after_a_timeout_sack_resends_only_what_was_not_sacked() {
+        // Segment 1 and its fast retransmission are lost: the timer fires; go-back-N skips the
+        // segments the receiver SACKed.
+        let (retx, s) = retransmission_rounds(sack_params(true), &[1, 1, 5001], 10_000);
+        assert_eq!(s.rtos, 1);
+        // Recovery repaired 5001 (and sent RFC 6675's rescue retransmission of the last
+        // segment); after the timeout only segment 1 goes again: all the others are SACKed.
+        let after_rto: Vec<u64> = retx.iter().filter(|r| r.0 >= 2).map(|r| r.1).collect();
+        assert_eq!(after_rto, vec![1], "{retx:?}");
+        assert!(retx.contains(&(1, 5001)), "{retx:?}");
     }
 }

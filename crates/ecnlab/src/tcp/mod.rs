@@ -4,6 +4,8 @@
 //!   retransmission, byte sequence numbers, cumulative ACKs with out-of-order buffering,
 //!   delayed ACKs, NewReno loss recovery, RFC 3168 ECN, FIN exchange);
 //! * [`rtt`]: the RFC 6298 retransmission-timeout estimator;
+//! * [`sack`]: SACK blocks (RFC 2018, RFC 2883), the sender's scoreboard and RFC 6675 loss
+//!   recovery with Proportional Rate Reduction (RFC 6937);
 //! * [`cc`]: congestion controllers, pure state machines behind one trait (STYLE 5);
 //! * [`cubic`]: CUBIC (RFC 9438), one of those controllers;
 //! * [`params`]: endpoint profiles and their resolved parameters.
@@ -15,6 +17,7 @@ pub mod cubic;
 pub mod endpoint;
 pub mod params;
 pub mod rtt;
+pub mod sack;
 
 pub use endpoint::{Endpoint, Role, SegmentCtx, TcpEvents, TcpState};
 pub use params::TcpParams;

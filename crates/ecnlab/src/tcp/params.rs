@@ -116,6 +116,10 @@ pub struct TcpParams {
     /// Retransmissions are ECN-capable (ns-2's FullTcp, ns-3); RFC 3168 6.1.5 says they are
     /// not.
     pub ect_retransmissions: bool,
+    /// SACK (RFC 2018) offered in the handshake; when both ends have it, RFC 6675 recovery.
+    pub sack: bool,
+    /// PRR (RFC 6937) during SACK-based recovery.
+    pub prr: bool,
     /// The endpoint is ECN-capable (RFC 3168): it asks for ECN (client) or accepts it (server).
     pub ecn: bool,
     pub ecn_plus: EcnPlus,
