@@ -159,7 +159,7 @@ impl Simulation {
         let mut ctx = SegmentCtx { now: self.now, pool: &mut self.pool, out: &mut self.out, params };
         let e = if server { &mut c.server } else { &mut c.client };
         e.flush(&mut ctx);
-        let (rto, delack) = (e.rto_at, e.delack_at);
+        let (rto, delack) = (e.retransmit_timer_at(), e.delack_at);
         self.sync_timer(conn, Timer::rto(server), rto);
         self.sync_timer(conn, Timer::delayed_ack(server), delack);
         let mut out = std::mem::take(&mut self.out);
@@ -191,7 +191,7 @@ impl Simulation {
         let server = timer.is_server();
         let params = &self.params[c.params_index(server)];
         let e = if server { &mut c.server } else { &mut c.client };
-        let deadline = if timer.is_rto() { e.rto_at } else { e.delack_at };
+        let deadline = if timer.is_rto() { e.retransmit_timer_at() } else { e.delack_at };
         if deadline > self.now {
             // The deadline moved later since this event was scheduled: re-arm.
             if deadline != OFF {

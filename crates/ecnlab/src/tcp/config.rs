@@ -149,6 +149,11 @@ pub struct TcpConfig {
     /// sack = true (default false).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub prr: Option<bool>,
+    /// RACK-TLP loss detection (RFC 8985): time-based loss marking and tail loss probes, on
+    /// connections that negotiated SACK, instead of RFC 6675's duplicate-ACK count. Needs
+    /// sack = true (default false).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rack_tlp: Option<bool>,
     /// Only in `tcp.clients` / `tcp.servers`: the fraction of that side's hosts with ECN
     /// (chosen at random per seed, independently of everything else); the others have none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -223,6 +228,7 @@ impl TcpConfig {
             ect_retransmissions: o.ect_retransmissions.or(self.ect_retransmissions),
             sack: o.sack.or(self.sack),
             prr: o.prr.or(self.prr),
+            rack_tlp: o.rack_tlp.or(self.rack_tlp),
             ecn_fraction: o.ecn_fraction,
             clients: None,
             servers: None,
@@ -277,6 +283,7 @@ impl TcpConfig {
             ect_retransmissions: self.ect_retransmissions.unwrap_or(false),
             sack: self.sack.unwrap_or(false),
             prr: self.prr.unwrap_or(false),
+            rack_tlp: self.rack_tlp.unwrap_or(false),
             ecn: self.ecn.unwrap_or(false),
             ecn_plus: match self.ecn_plus.unwrap_or_default() {
                 EcnPlusName::Off => EcnPlus::Off,
@@ -332,6 +339,7 @@ impl TcpConfig {
             ect_retransmissions: p.ect_retransmissions.then_some(true),
             sack: p.sack.then_some(true),
             prr: p.prr.then_some(true),
+            rack_tlp: p.rack_tlp.then_some(true),
             ecn_fraction: None,
             clients: self.clients.clone(),
             servers: self.servers.clone(),
@@ -439,6 +447,9 @@ impl TcpConfig {
         }
         if p.prr {
             check(p.sack, &format!("{path}.prr"), true, "PRR paces SACK-based recovery (RFC 6675): it needs sack = true")?;
+        }
+        if p.rack_tlp {
+            check(p.sack, &format!("{path}.rack_tlp"), true, "RACK-TLP reads SACK feedback (RFC 8985): it needs sack = true")?;
         }
         let path = |field: &str| format!("{path}.{field}");
         if let Some(v) = self.initial_rto_s {

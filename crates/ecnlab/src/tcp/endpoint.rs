@@ -28,6 +28,7 @@ use super::controller::Controller;
 use super::cubic::Cubic;
 use super::params::{CcKind, EcnPlus, EcnResponse, LossResponse, RtoBackoffEnd, TcpParams};
 use super::rtt::RttEstimator;
+use super::rack::{probe_timeout, Rack, Tlp};
 use super::sack::{insert_range, NextSeg, Prr, SackBlocks, SackReceiver, Scoreboard};
 use crate::engine::SimTime;
 use crate::packet::{flags, Direction, Ecn, Packet, PacketId, PacketKind, PacketPool};
@@ -97,6 +98,8 @@ pub struct EndpointStats {
     pub loss_reductions: u32,
     /// Data segments received with CE.
     pub ce_received: u32,
+    /// Tail loss probes sent (RFC 8985 section 7).
+    pub tlp_probes: u32,
     /// Payload bytes of every data segment that arrived, duplicates and retransmissions
     /// included (seed 001's receiver throughput, against goodput).
     pub bytes_received: u64,
@@ -152,6 +155,16 @@ pub struct Endpoint {
     prr: Prr,
     /// Bytes PRR lets the next flush send (sndcnt).
     prr_sndcnt: u64,
+    /// RACK-TLP (RFC 8985) runs: SACK was negotiated and `params.rack_tlp` is on.
+    rack_on: bool,
+    rack: Rack,
+    tlp: Tlp,
+    /// Deadlines of TLP's probe timeout and RACK's reordering timer (`SimTime::MAX` when off);
+    /// they share the retransmission timer's event with `rto_at`, as in Linux.
+    pto_at: SimTime,
+    reo_at: SimTime,
+    /// An ACK of new data or new data sent: TLP's probe timer is armed again at the flush.
+    pto_rearm: bool,
     /// What caused the last window reduction (ns-2's `last_cwnd_action_`).
     last_reduction: Reduction,
     /// ns-2's loss response only: the segment being processed triggered a fast retransmit,
@@ -262,6 +275,12 @@ impl Endpoint {
             sack_rx: SackReceiver::default(),
             prr: Prr::default(),
             prr_sndcnt: 0,
+            rack_on: false,
+            rack: Rack::new(),
+            tlp: Tlp::default(),
+            pto_at: OFF,
+            reo_at: OFF,
+            pto_rearm: false,
             new_data_held: false,
             rtt: RttEstimator::new(p.initial_rto, p.min_rto, p.max_rto, p.clock_granularity),
             rtt_timing: false,
@@ -362,7 +381,7 @@ impl Endpoint {
                 self.peer_wnd = pkt.wnd as u64;
                 // RFC 3168 6.1.1: an ECN-setup SYN has both ECE and CWR.
                 self.ecn_ok = ctx.params.ecn && pkt.has(flags::ECE) && pkt.has(flags::CWR);
-                self.sack_ok = ctx.params.sack && pkt.has(flags::SACK_PERM);
+                self.set_sack(ctx.params.sack && pkt.has(flags::SACK_PERM), ctx.params);
                 self.state = TcpState::SynReceived;
                 self.send_syn(ctx);
                 self.snd_nxt = 1;
@@ -380,7 +399,7 @@ impl Endpoint {
                 self.peer_wnd = pkt.wnd as u64;
                 // RFC 3168 6.1.1: an ECN-setup SYN-ACK has ECE without CWR.
                 self.ecn_ok = ctx.params.ecn && pkt.has(flags::ECE) && !pkt.has(flags::CWR);
-                self.sack_ok = ctx.params.sack && pkt.has(flags::SACK_PERM);
+                self.set_sack(ctx.params.sack && pkt.has(flags::SACK_PERM), ctx.params);
                 self.stats.synack_ce = pkt.ecn == Ecn::Ce;
                 // RFC 5562 3.2: echo a CE-marked SYN-ACK on the ACK (seed 000's client ignores it).
                 if self.stats.synack_ce && self.ecn_ok && ctx.params.ecn_plus == EcnPlus::Rfc5562 {
@@ -421,6 +440,19 @@ impl Endpoint {
         ev
     }
 
+    /// Whether SACK was negotiated; RACK-TLP runs on it when configured.
+    fn set_sack(&mut self, sack_ok: bool, p: &TcpParams) {
+        self.sack_ok = sack_ok;
+        self.rack_on = sack_ok && p.rack_tlp;
+        self.board.explicit_loss = self.rack_on;
+    }
+
+    /// When the retransmission timer's event must fire: the earliest of the RTO, TLP's probe
+    /// timeout and RACK's reordering timer (`SimTime::MAX` when none is armed).
+    pub fn retransmit_timer_at(&self) -> SimTime {
+        self.rto_at.min(self.pto_at).min(self.reo_at)
+    }
+
     /// Handshake completed at this end: take the RTT sample, stop the handshake timer and set
     /// the initial window (one segment after a lost SYN or SYN-ACK, RFC 5681 section 3.1).
     fn handshake_done(&mut self, ctx: &mut SegmentCtx) {
@@ -446,11 +478,17 @@ impl Endpoint {
         }
         // RFC 6937 DeliveredData: the change in snd_una plus the change in SACKed bytes.
         let delivered_before = self.snd_una + self.board.sacked_bytes;
+        let mut rack_lost = false;
         if self.sack_ok {
             if ack > self.snd_una {
                 self.board.advance(ack);
             }
+            let dsacks = self.board.dsacks;
             self.board.update(sack.as_slice(), ack.max(self.snd_una), self.snd_max);
+            if self.rack_on {
+                let dsack = self.board.dsacks > dsacks;
+                rack_lost = self.rack_ack(ctx.now, ack.max(self.snd_una), dsack, ctx);
+            }
         }
         let delivered = (ack.max(self.snd_una) + self.board.sacked_bytes).saturating_sub(delivered_before);
         let wnd_changed = pkt.wnd as u64 != self.peer_wnd;
@@ -483,6 +521,7 @@ impl Endpoint {
             }
             self.snd_una = ack;
             self.snd_nxt = self.snd_nxt.max(ack);
+            self.pto_rearm = self.rack_on;
             self.dupacks = 0;
             self.limited_sent = 0;
             let mut restart_timer = true;
@@ -492,6 +531,9 @@ impl Endpoint {
                     // RFC 6937: cwnd = ssthresh.
                     self.in_recovery = false;
                     self.w.cwnd = self.w.ssthresh;
+                    if self.rack_on {
+                        self.rack.on_recovery_exit();
+                    }
                 } else {
                     self.sack_recovery_ack(delivered, ctx.params.prr);
                 }
@@ -524,6 +566,9 @@ impl Endpoint {
                     restart_timer = !self.partial_seen;
                     self.partial_seen = true;
                 }
+            } else if rack_lost && self.may_fast_retransmit(ack, ctx.params) {
+                // RACK found a loss on an ACK of new data (RFC 8985 section 6.2).
+                self.enter_fast_recovery(ctx, delivered);
             } else if ece && self.snd_una > self.ecn_recover {
                 self.ecn_response(ctx, flight_before);
             } else {
@@ -561,6 +606,10 @@ impl Endpoint {
             } else if self.in_recovery {
                 // Each further dupack: a segment has left the network (RFC 6582 step 4).
                 self.w.cwnd += mss;
+            } else if self.rack_on {
+                if rack_lost && self.may_fast_retransmit(ack, ctx.params) {
+                    self.enter_fast_recovery(ctx, delivered);
+                }
             } else if (self.dupacks == 3 || self.sack_ok && self.board.lost_end(self.snd_una, mss) > self.snd_una)
                 && self.may_fast_retransmit(ack, ctx.params)
             {
@@ -632,9 +681,12 @@ impl Endpoint {
             self.prr = Prr::start(flight);
             self.sack_recovery_ack(delivered, ctx.params.prr);
             // RFC 6675 4.3: the first unacknowledged segment goes now, whatever the window.
-            let len = self.board.hole_len(self.snd_una, self.snd_max, self.w.mss);
-            let sent = self.sack_retransmit(ctx, self.snd_una, len);
-            self.board.high_rxt = self.snd_una + sent;
+            let (start, len) = match self.board.next_seg(self.snd_una, self.snd_max, self.w.mss, false) {
+                NextSeg::Retransmit { start, len, rescue: false } => (start, len),
+                _ => (self.snd_una, self.board.hole_len(self.snd_una, self.snd_max, self.w.mss)),
+            };
+            let sent = self.sack_retransmit(ctx, start, len);
+            self.board.high_rxt = start + sent;
             self.prr_sndcnt = self.prr_sndcnt.saturating_sub(sent);
             return;
         }
@@ -643,6 +695,77 @@ impl Endpoint {
         self.new_data_held = ns2_loss;
         self.in_recovery = true;
         self.partial_seen = false;
+    }
+
+    /// RACK on an ACK (RFC 8985 6.2 steps 2-5) and TLP's check of its probe (7.4): returns
+    /// whether RACK marked a segment lost.
+    fn rack_ack(&mut self, now: SimTime, snd_una: u64, dsack: bool, ctx: &SegmentCtx) -> bool {
+        let info = self.rtt.info();
+        let board = &self.board;
+        self.rack.on_ack(snd_una, |s, e| board.covers(s, e), now, info.min_rtt);
+        let sacked_segs = self.board.sacked_bytes / self.w.mss;
+        let reo_wnd = self.rack.reo_wnd(dsack, (snd_una, self.snd_max), self.in_recovery, sacked_segs, info);
+        let board = &mut self.board;
+        let mut lost = false;
+        let timer = self.rack.detect_loss(now, reo_wnd, |s, e| {
+            board.mark_lost(s, e);
+            lost = true;
+        });
+        self.reo_at = timer.unwrap_or(OFF);
+        // TLP (RFC 8985 7.4): a D-SACK shows the probe's retransmission was not needed; an ACK
+        // past the probe without one shows it repaired a loss, which the window must answer.
+        if let Some(end) = self.tlp.end_seq {
+            self.tlp.dsacked |= dsack;
+            if snd_una >= end {
+                if self.tlp.is_retrans && !self.tlp.dsacked && !self.in_recovery && self.snd_una >= self.ecn_recover {
+                    let flight = self.snd_max - self.snd_una;
+                    self.reduce_for_loss(ctx, flight, false);
+                    self.stats.loss_reductions += 1;
+                    self.cwr_pending = self.ecn_ok;
+                    self.ecn_recover = self.snd_max;
+                    self.last_reduction = Reduction::FastRetransmit;
+                }
+                self.tlp.end_seq = None;
+            }
+        }
+        lost
+    }
+
+    /// TLP's probe timeout expired (RFC 8985 7.3): send one new segment if the receiver's
+    /// window allows, else retransmit the last segment in flight; then the RTO runs again.
+    fn send_probe(&mut self, ctx: &mut SegmentCtx) {
+        self.stats.tlp_probes += 1;
+        let mss = self.w.mss;
+        let new_len = mss.min(self.app_end.saturating_sub(self.snd_max));
+        if new_len > 0 && self.snd_max + new_len <= self.snd_una + self.peer_wnd {
+            let seq = self.snd_max;
+            self.send_segment(ctx, seq, new_len, false);
+            self.snd_max += new_len;
+            self.snd_nxt = self.snd_max;
+            self.tlp.is_retrans = false;
+        } else if let Some(seg) = self.rack.last_unsacked() {
+            self.sack_retransmit(ctx, seg.start, seg.end - seg.start);
+            self.tlp.is_retrans = true;
+        } else {
+            return;
+        }
+        self.tlp.end_seq = Some(self.snd_max);
+        self.tlp.dsacked = false;
+        self.rto_at = ctx.now + self.rtt.rto();
+    }
+
+    /// Arms TLP's probe timer (RFC 8985 7.2) when data is in flight outside recovery and no
+    /// probe is outstanding, unless the RTO would fire first.
+    fn arm_probe_timer(&mut self, now: SimTime) {
+        self.pto_rearm = false;
+        let open = matches!(self.state, TcpState::Established | TcpState::CloseWait | TcpState::FinWait1 | TcpState::LastAck);
+        if !open || self.in_recovery || self.tlp.end_seq.is_some() || self.snd_una >= self.snd_max {
+            self.pto_at = OFF;
+            return;
+        }
+        let flight_segs = (self.snd_max - self.snd_una).div_ceil(self.w.mss);
+        let at = now + probe_timeout(self.rtt.srtt(), flight_segs);
+        self.pto_at = if at < self.rto_at { at } else { OFF };
     }
 
     /// An ACK during SACK-based recovery: PRR's sndcnt (RFC 6937) for the next flush, or with
@@ -669,6 +792,7 @@ impl Endpoint {
             self.send_fin(ctx);
             1
         };
+        self.board.retransmitted(start, start + sent);
         self.prr.on_send(sent);
         sent
     }
@@ -860,7 +984,25 @@ impl Endpoint {
     /// The retransmission timer expired (the caller checked `rto_at <= now`).
     pub fn on_rto(&mut self, ctx: &mut SegmentCtx) -> TcpEvents {
         let mut ev = TcpEvents::default();
+        if self.reo_at <= ctx.now {
+            // RACK's reordering timer (RFC 8985 6.3): the segments whose time is up are lost.
+            self.reo_at = OFF;
+            let delivered = 0;
+            let lost = self.rack_ack(ctx.now, self.snd_una, false, ctx);
+            if lost && !self.in_recovery && self.snd_una > self.recover {
+                self.enter_fast_recovery(ctx, delivered);
+            }
+            return ev;
+        }
+        if self.pto_at <= ctx.now {
+            self.pto_at = OFF;
+            self.send_probe(ctx);
+            return ev;
+        }
         self.rto_at = OFF;
+        self.pto_at = OFF;
+        self.reo_at = OFF;
+        self.tlp.end_seq = None;
         match self.state {
             TcpState::SynSent | TcpState::SynReceived => {
                 if self.stats.handshake_retx >= ctx.params.syn_retries {
@@ -903,6 +1045,11 @@ impl Endpoint {
                 self.cwr_pending = self.ecn_ok;
                 self.in_recovery = false;
                 self.prr_sndcnt = 0;
+                if self.rack_on {
+                    // RFC 8985 6.3: everything not SACKed is lost and is resent from snd_una.
+                    self.rack.mark_all_lost();
+                    self.board.clear_lost();
+                }
                 self.dupacks = 0;
                 self.snd_nxt = self.snd_una;
                 self.rtt.back_off();
@@ -939,6 +1086,9 @@ impl Endpoint {
         self.new_data_held = false;
         if self.ack_now {
             self.emit(ctx, self.snd_nxt, 0, flags::ACK, PacketKind::Ack, Ecn::NotEct);
+        }
+        if self.pto_rearm || self.in_recovery || self.snd_una >= self.snd_max {
+            self.arm_probe_timer(ctx.now);
         }
     }
 
@@ -1053,6 +1203,10 @@ impl Endpoint {
         };
         self.stats.bytes_sent += len;
         self.last_data_at = ctx.now;
+        if self.rack_on {
+            self.rack.on_send(seq, seq + len, ctx.now, retx);
+            self.pto_rearm |= !retx;
+        }
         self.emit(ctx, seq, len as u32, f, kind, ecn);
         if self.rto_at == OFF {
             self.rto_at = ctx.now + self.rtt.rto();
@@ -1060,6 +1214,11 @@ impl Endpoint {
     }
 
     fn send_fin(&mut self, ctx: &mut SegmentCtx) {
+        if self.rack_on {
+            let again = self.snd_max > self.app_end;
+            self.rack.on_send(self.app_end, self.app_end + 1, ctx.now, again);
+            self.pto_rearm |= !again;
+        }
         self.emit(ctx, self.app_end, 0, flags::ACK | flags::FIN, PacketKind::Fin, Ecn::NotEct);
         if self.rto_at == OFF {
             self.rto_at = ctx.now + self.rtt.rto();
@@ -1161,6 +1320,7 @@ mod tests {
             ect_retransmissions: false,
             sack: false,
             prr: false,
+            rack_tlp: false,
             ecn: false,
             ecn_plus: EcnPlus::Off,
             ecn_response: EcnResponse::Rfc3168,
@@ -1977,7 +2137,7 @@ mod tests {
                     return (rounds, pair.s.stats);
                 }
                 // Nothing in transit: the earliest timer fires.
-                let at = pair.s.rto_at.min(pair.c.delack_at);
+                let at = pair.s.retransmit_timer_at().min(pair.c.delack_at);
                 assert!(at != OFF, "stalled");
                 pair.now = at;
                 next = if at == pair.c.delack_at {
@@ -2053,5 +2213,105 @@ mod tests {
         let after_rto: Vec<u64> = retx.iter().filter(|r| r.0 >= 2).map(|r| r.1).collect();
         assert_eq!(after_rto, vec![1], "{retx:?}");
         assert!(retx.contains(&(1, 5001)), "{retx:?}");
+    }
+
+    /// The server sends `bytes` to the client over a network with `one_way` delay each way that
+    /// loses one copy of a data segment per entry of `lost`; every timer of both ends runs.
+    /// Returns the server's counters, its retransmissions (time, seq) and when it processed
+    /// each ACK.
+    fn transfer_with_delay(p: TcpParams, lost: &[u64], bytes: u64, one_way: SimTime) -> (EndpointStats, Vec<(SimTime, u64)>, Vec<SimTime>) {
+        let mut pair = Pair::new(p);
+        let mut lost = lost.to_vec();
+        let (mut retx, mut acks_at) = (Vec::new(), Vec::new());
+        // (arrival, order, to_server, segment)
+        let mut wire: std::collections::BTreeMap<(SimTime, u64), (bool, Seg)> = std::collections::BTreeMap::new();
+        let mut order = 0;
+        let mut send = |wire: &mut std::collections::BTreeMap<(SimTime, u64), (bool, Seg)>, at: SimTime, to_server: bool, segs: Vec<Seg>| {
+            for s in segs {
+                order += 1;
+                wire.insert((at + one_way, order), (to_server, s));
+            }
+        };
+        let syn = pair.on(false, |e, ctx| e.connect(ctx));
+        send(&mut wire, 0, true, syn);
+        let mut written = false;
+        while pair.s.acked_bytes() < bytes || !written {
+            let next_pkt = wire.keys().next().map_or(OFF, |k| k.0);
+            let timers = [pair.s.retransmit_timer_at(), pair.c.retransmit_timer_at(), pair.c.delack_at, pair.s.delack_at];
+            let next_timer = timers.iter().copied().min().unwrap();
+            let now = next_pkt.min(next_timer);
+            assert!(now < 60 * NS_PER_S, "stalled");
+            pair.now = now;
+            if next_pkt <= next_timer {
+                let (key, (to_server, seg)) = wire.pop_first().unwrap();
+                let _ = key;
+                if !to_server && seg.payload > 0 {
+                    if let Some(i) = lost.iter().position(|&l| l == seg.seq) {
+                        lost.remove(i);
+                        continue;
+                    }
+                    if seg.kind == PacketKind::Retx {
+                        retx.push((now, seg.seq));
+                    }
+                }
+                if to_server && seg.has(flags::ACK) && pair.s.state == TcpState::Established {
+                    acks_at.push(now);
+                }
+                let out = pair.deliver_seg(to_server, &seg);
+                send(&mut wire, now, !to_server, out);
+            } else {
+                let (server, delack) = match timers.iter().position(|&t| t == now).unwrap() {
+                    0 => (true, false),
+                    1 => (false, false),
+                    2 => (false, true),
+                    _ => (true, true),
+                };
+                let out = pair.on(server, |e, ctx| {
+                    if delack {
+                        e.on_delack();
+                    } else {
+                        e.on_rto(ctx);
+                    }
+                });
+                send(&mut wire, now, !server, out);
+            }
+            if !written && pair.s.state == TcpState::Established {
+                written = true;
+                let out = pair.on(true, |e, _| e.write(bytes));
+                send(&mut wire, now, false, out);
+            }
+        }
+        (pair.s.stats, retx, acks_at)
+    }
+
+    #[test]
+    fn a_tail_loss_probe_fires_at_its_timeout_and_repairs_a_lost_last_segment_without_an_rto() {
+        const MS: SimTime = NS_PER_MS;
+        let base = TcpParams { initial_window_segments: 10, ..sack_params(true) };
+        // Ten segments, the last (byte 9001) lost; 50 ms each way.
+        let (s, retx, _) = transfer_with_delay(base.clone(), &[9001], 10_000, 50 * MS);
+        assert_eq!((s.rtos, retx.len()), (1, 1), "without TLP the timer repairs it");
+        let (s, retx, acks_at) = transfer_with_delay(TcpParams { rack_tlp: true, ..base }, &[9001], 10_000, 50 * MS);
+        assert_eq!((s.rtos, s.tlp_probes), (0, 1), "{retx:?}");
+        assert_eq!(retx.iter().map(|r| r.1).collect::<Vec<_>>(), vec![9001]);
+        // The probe goes at the PTO after the last ACK: 2 SRTT plus the worst-case delayed-ACK
+        // time with one segment in flight (RFC 8985 7.2). SRTT: the handshake's and the data's
+        // samples, all 100 ms here except those that waited for a delayed ACK.
+        let probe_at = retx[0].0;
+        let last_ack = *acks_at.iter().rfind(|&&t| t < probe_at).unwrap();
+        let pto = probe_at - last_ack;
+        assert!((2 * 100 * MS + 200 * MS..2 * 200 * MS + 200 * MS).contains(&pto), "PTO {} ms", pto / MS);
+        assert!(probe_at < last_ack + NS_PER_S, "before the RTO (min 1 s) would fire");
+    }
+
+    #[test]
+    fn rack_marks_losses_by_time_and_recovers_them_in_one_round_trip() {
+        const MS: SimTime = NS_PER_MS;
+        let p = TcpParams { initial_window_segments: 10, rack_tlp: true, ..sack_params(true) };
+        let (s, retx, _) = transfer_with_delay(p, &[1, 3001, 6001], 20_000, 50 * MS);
+        assert_eq!((s.rtos, s.fast_retransmits, s.loss_reductions), (0, 1, 1));
+        let seqs: Vec<u64> = retx.iter().map(|r| r.1).collect();
+        assert_eq!(seqs, vec![1, 3001, 6001]);
+        assert!(retx[2].0 - retx[0].0 < 100 * MS, "all three within one round trip: {retx:?}");
     }
 }

@@ -16,6 +16,7 @@ pub mod controller;
 pub mod cubic;
 pub mod endpoint;
 pub mod params;
+pub mod rack;
 pub mod rtt;
 pub mod sack;
 

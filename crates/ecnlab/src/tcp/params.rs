@@ -120,6 +120,8 @@ pub struct TcpParams {
     pub sack: bool,
     /// PRR (RFC 6937) during SACK-based recovery.
     pub prr: bool,
+    /// RACK-TLP loss detection (RFC 8985) on SACK connections.
+    pub rack_tlp: bool,
     /// The endpoint is ECN-capable (RFC 3168): it asks for ECN (client) or accepts it (server).
     pub ecn: bool,
     pub ecn_plus: EcnPlus,

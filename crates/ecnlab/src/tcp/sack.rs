@@ -141,6 +141,11 @@ pub struct Scoreboard {
     pub rescue_rxt: u64,
     /// D-SACK blocks received (RFC 2883).
     pub dsacks: u32,
+    /// Losses are marked by RACK (RFC 8985) in `lost` instead of inferred by IsLost, and
+    /// NextSeg sends only lost segments and new data (no rule 3 or rescue: TLP replaces it).
+    pub explicit_loss: bool,
+    /// RACK's marks: [start, end) ranges declared lost and not retransmitted since.
+    lost: Vec<(u64, u64)>,
 }
 
 /// What [`Scoreboard::next_seg`] chose.
@@ -154,9 +159,31 @@ pub enum NextSeg {
 }
 
 impl Scoreboard {
-    pub fn clear(&mut self) {
-        self.sacked.clear();
-        self.sacked_bytes = 0;
+    /// RACK declared [s, e) lost.
+    pub fn mark_lost(&mut self, s: u64, e: u64) {
+        insert_range(&mut self.lost, s, e);
+    }
+
+    /// [s, e) was retransmitted: no longer counted as lost.
+    pub fn retransmitted(&mut self, s: u64, e: u64) {
+        if !self.explicit_loss {
+            return;
+        }
+        let mut out = Vec::new();
+        for &(a, b) in &self.lost {
+            if a < s {
+                out.push((a, b.min(s)));
+            }
+            if b > e {
+                out.push((a.max(e), b));
+            }
+        }
+        self.lost = out;
+    }
+
+    /// Forgets RACK's marks (after a timeout everything unSACKed is resent anyway).
+    pub fn clear_lost(&mut self) {
+        self.lost.clear();
     }
 
     /// Takes an ACK's blocks; returns the bytes newly SACKed. Blocks below `snd_una` or already
@@ -178,7 +205,8 @@ impl Scoreboard {
         new
     }
 
-    fn covers(&self, s: u64, e: u64) -> bool {
+    /// Whether [s, e) is all SACKed.
+    pub fn covers(&self, s: u64, e: u64) -> bool {
         self.sacked.iter().any(|r| r.0 <= s && e <= r.1)
     }
 
@@ -199,6 +227,10 @@ impl Scoreboard {
         }
         self.sacked.drain(..k);
         self.sacked_bytes -= removed;
+        self.lost.retain(|r| r.1 > snd_una);
+        if let Some(r) = self.lost.first_mut() {
+            r.0 = r.0.max(snd_una);
+        }
         self.high_rxt = self.high_rxt.max(snd_una);
     }
 
@@ -251,6 +283,11 @@ impl Scoreboard {
     /// RFC 6675 SetPipe: bytes believed in the network. An unSACKed byte counts once if it is
     /// not lost and once more if it was retransmitted in this recovery.
     pub fn pipe(&self, snd_una: u64, snd_max: u64, mss: u64) -> u64 {
+        if self.explicit_loss {
+            // RACK: what is in flight, less what is marked lost (retransmissions unmark it).
+            let lost: u64 = self.lost.iter().map(|&(a, b)| self.unsacked(a, b)).sum();
+            return self.unsacked(snd_una, snd_max) - lost;
+        }
         let lost_end = self.lost_end(snd_una, mss).max(snd_una);
         self.unsacked(lost_end, snd_max) + self.unsacked(snd_una, self.high_rxt.min(snd_max))
     }
@@ -258,6 +295,18 @@ impl Scoreboard {
     /// RFC 6675 NextSeg. `new_data`: unsent data is available and the receiver's window allows
     /// it.
     pub fn next_seg(&self, snd_una: u64, snd_max: u64, mss: u64, new_data: bool) -> NextSeg {
+        if self.explicit_loss {
+            for &(a, b) in &self.lost {
+                let mut s = a.max(snd_una);
+                while s < b {
+                    match self.sacked_at(s) {
+                        Some(r) => s = r.1,
+                        None => return NextSeg::Retransmit { start: s, len: self.hole_len(s, b, mss), rescue: false },
+                    }
+                }
+            }
+            return if new_data { NextSeg::NewData } else { NextSeg::Nothing };
+        }
         let from = self.high_rxt.max(snd_una);
         let lost_end = self.lost_end(snd_una, mss);
         let first_hole = |limit: u64| -> Option<(u64, u64)> {
