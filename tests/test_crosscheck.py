@@ -83,6 +83,10 @@ def scenario(*overrides: str) -> dict[str, Any]:
         (["tcp.abe=true", "tcp.ecn=true"], "tcp.abe = true: ns-2.35 has no ABE"),
         (["tcp.abc=true"], "tcp.abc = true"),
         (["tcp.beta=0.7"], "tcp.beta = 0.7"),
+        (
+            ['tcp.timeout_ssthresh="once_per_window"'],
+            'tcp.timeout_ssthresh = "once_per_window": ns-2.35\'s FullTcp halves cwnd',
+        ),
         (['tcp.ecn_plus="seed"', "tcp.ecn=true"], 'tcp.ecn_plus = "seed"'),
         (["tcp.clients.ecn_fraction=0.5"], "tcp.clients.ecn_fraction = 0.5"),
         (

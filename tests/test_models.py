@@ -203,15 +203,30 @@ def test_one_flow_utilisation_falls_below_the_formula_buffer(one_flow: dict) -> 
         assert one_flow[b]["utilization"] == pytest.approx(model, abs=0.02), (b, one_flow[b])
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="shallow-buffer limit cycle: with 18-21 packets (0.2-0.25 BDP) the flow repeats "
-    "RTO -> slow-start overshoot (~12 drops) -> NewReno recovery longer than the 1 s RTO -> "
-    "RTO, at 35-38 % utilisation (docs/models/analytic.md)",
-)
-def test_one_flow_shallow_buffer_follows_the_sawtooth() -> None:
-    s = simulate_one_flow(20, warmup_s=40.0, duration_s=120.0)
-    assert s["utilization"] == pytest.approx(buf.utilization(20, BDP_10M_100MS, 0.5), abs=0.02)
+@pytest.mark.parametrize(("beta", "buffer_pkts"), [(0.5, 20), (0.8, 46)])
+def test_one_flow_shallow_buffer_timeout_cycle_under_rfc5681_not_under_linux_rule(
+    beta: float, buffer_pkts: int
+) -> None:
+    """The shallow-buffer timeout cycle (docs/models/analytic.md, "A timeout cycle"): RFC 5681
+    eq. 4 halves a FlightSize that a long NewReno recovery has inflated, so every timeout
+    restarts slow start towards an ssthresh several times the path's capacity; Linux's
+    tcp_enter_loss keeps the ssthresh of the recovery in progress (tcp.timeout_ssthresh =
+    "once_per_window") and the flow follows the sawtooth."""
+    rfc = simulate_one_flow(buffer_pkts, beta=beta, warmup_s=40.0, duration_s=120.0)
+    linux = simulate_one_flow(
+        buffer_pkts,
+        beta=beta,
+        warmup_s=40.0,
+        duration_s=120.0,
+        timeout_ssthresh="once_per_window",
+    )
+    model = buf.utilization(buffer_pkts, BDP_10M_100MS, beta)
+    # RFC rule: a timeout about every 2 s after the warm-up, the link a third to a half idle.
+    assert rfc["rtos"] > 30, rfc
+    assert rfc["utilization"] < model - 0.25, (rfc, model)
+    # Linux's rule: only the timeouts of the first slow start (before the warm-up ends).
+    assert linux["rtos"] <= 2, linux
+    assert linux["utilization"] == pytest.approx(model, abs=0.02), (linux, model)
 
 
 # --- TCP under random loss ------------------------------------------------------------------

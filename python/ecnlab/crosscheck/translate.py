@@ -187,6 +187,13 @@ def _check_tcp(params: Mapping[str, Any], path: str) -> None:
     for switch in ("limited_transmit", "restart_after_idle", "sack", "prr", "rack_tlp"):
         if params.get(switch):
             raise Untranslatable(f"{path}.{switch}", True, "not translated to FullTcp")
+    if params.get("timeout_ssthresh", "half_flight_size") != "half_flight_size":
+        raise Untranslatable(
+            f"{path}.timeout_ssthresh",
+            params["timeout_ssthresh"],
+            "ns-2.35's FullTcp halves cwnd at every timeout (tcp-full.cc, timeout_action; "
+            "tcp.cc, slowdown): not translated",
+        )
     if params.get("beta", 0.5) != 0.5:
         raise Untranslatable(
             f"{path}.beta",

@@ -225,15 +225,19 @@ def one_flow_scenario(
     beta: float = 0.5,
     duration_s: float = 300.0,
     warmup_s: float = 60.0,
+    timeout_ssthresh: str | None = None,
 ) -> dict[str, Any]:
     """One NewReno bulk download through a DropTail queue of ``buffer_pkts`` packets.
 
     Access links are 100 times faster than the bottleneck and add no delay, so the path
     RTT is the bottleneck's: ``delay_ms = rtt_ms / 2``. The warm-up hides slow start.
+    ``timeout_ssthresh`` sets ``tcp.timeout_ssthresh`` (default: the profile's, RFC 5681).
     """
     if buffer_pkts < 1:
         raise ValueError(f"buffer ({buffer_pkts} packets) must be at least 1")
     tcp: dict[str, Any] = {"profile": "rfc6298", "beta": beta}
+    if timeout_ssthresh is not None:
+        tcp["timeout_ssthresh"] = timeout_ssthresh
     return {
         "name": f"one-flow-b{buffer_pkts}",
         "duration_s": duration_s,

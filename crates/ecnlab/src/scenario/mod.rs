@@ -512,7 +512,7 @@ pub fn json_schema() -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tcp::params::{EcnResponse, LossResponse, RtoBackoffEnd};
+    use crate::tcp::params::{EcnResponse, LossResponse, RtoBackoffEnd, TimeoutSsthresh};
 
     const MINIMAL: &str = r#"{"topology": {"bottleneck": {"rate_bps": 1e7}},
         "workloads": [{"kind": "bulk", "flows": 2}]}"#;
@@ -650,6 +650,20 @@ mod tests {
         assert!(e.rule.contains("newreno"), "{e}");
         let e = with(r#"{"tcp": {"loss_response": "bsd"}}"#).unwrap_err();
         assert!(e.to_string().contains("loss_response"), "{e}");
+    }
+
+    #[test]
+    fn timeout_ssthresh_is_written_out_only_when_not_the_rfc_rule() {
+        let s = with(r#"{"tcp": {"timeout_ssthresh": "once_per_window"}}"#).unwrap();
+        assert_eq!(s.tcp.resolve().timeout_ssthresh, TimeoutSsthresh::OncePerWindow);
+        assert!(s.to_json().contains(r#""timeout_ssthresh": "once_per_window""#));
+        let s = with(r#"{"tcp": {"timeout_ssthresh": "half_flight_size"}}"#).unwrap();
+        assert_eq!(s.tcp.resolve().timeout_ssthresh, TimeoutSsthresh::HalfFlightSize);
+        assert!(!Scenario::from_json(&s.to_json()).unwrap().to_json().contains("timeout_ssthresh"));
+        let s = with(r#"{"tcp": {"servers": {"timeout_ssthresh": "once_per_window"}}}"#).unwrap();
+        assert_eq!(s.tcp.servers.as_ref().unwrap().resolve().timeout_ssthresh, TimeoutSsthresh::OncePerWindow);
+        let e = with(r#"{"tcp": {"timeout_ssthresh": "cwnd"}}"#).unwrap_err();
+        assert!(e.to_string().contains("timeout_ssthresh"), "{e}");
     }
 
     #[test]

@@ -5,7 +5,9 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::cubic::{CubicParams, CubicRtt};
-use super::params::{rfc3390_iw_segments, CcKind, EcnPlus, EcnResponse, LossResponse, RtoBackoffEnd, TcpParams};
+use super::params::{
+    rfc3390_iw_segments, CcKind, EcnPlus, EcnResponse, LossResponse, RtoBackoffEnd, TcpParams, TimeoutSsthresh,
+};
 use crate::config::{check, non_negative, positive, ConfigError};
 use crate::engine::time::{from_millis, from_secs, NS_PER_MS};
 
@@ -104,6 +106,11 @@ pub struct TcpConfig {
     /// ACK that ends recovery opens the window).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub loss_response: Option<LossResponse>,
+    /// ssthresh at a timeout during the recovery from an earlier reduction: `half_flight_size`
+    /// (default, RFC 5681 eq. 4) or `once_per_window` (Linux's `tcp_enter_loss`: keep the
+    /// reduction already made in that window).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeout_ssthresh: Option<TimeoutSsthresh>,
     /// Multiplicative decrease on a loss (NewReno 0.5, CUBIC 0.7).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub beta: Option<f64>,
@@ -216,6 +223,7 @@ impl TcpConfig {
             ecn_response: o.ecn_response.or(self.ecn_response),
             rto_backoff_end: o.rto_backoff_end.or(self.rto_backoff_end),
             loss_response: o.loss_response.or(self.loss_response),
+            timeout_ssthresh: o.timeout_ssthresh.or(self.timeout_ssthresh),
             beta: o.beta.or(self.beta),
             abe: o.abe.or(self.abe),
             beta_ecn: o.beta_ecn.or(self.beta_ecn),
@@ -293,6 +301,7 @@ impl TcpConfig {
             ecn_response: self.ecn_response.unwrap_or_default(),
             rto_backoff_end: self.rto_backoff_end.unwrap_or_default(),
             loss_response: self.loss_response.unwrap_or_default(),
+            timeout_ssthresh: self.timeout_ssthresh.unwrap_or_default(),
         }
     }
 
@@ -326,6 +335,7 @@ impl TcpConfig {
             ecn_response: self.ecn_response.filter(|r| *r != EcnResponse::Rfc3168),
             rto_backoff_end: self.rto_backoff_end.filter(|r| *r != RtoBackoffEnd::RttSample),
             loss_response: self.loss_response.filter(|r| *r != LossResponse::Rfc5681),
+            timeout_ssthresh: self.timeout_ssthresh.filter(|r| *r != TimeoutSsthresh::HalfFlightSize),
             beta: Some(beta),
             abe: Some(abe),
             beta_ecn: abe.then_some(beta_ecn),

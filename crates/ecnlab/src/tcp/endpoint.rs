@@ -26,7 +26,7 @@
 use super::cc::{CongestionControl, NewReno, Signal, Window};
 use super::controller::Controller;
 use super::cubic::Cubic;
-use super::params::{CcKind, EcnPlus, EcnResponse, LossResponse, RtoBackoffEnd, TcpParams};
+use super::params::{CcKind, EcnPlus, EcnResponse, LossResponse, RtoBackoffEnd, TcpParams, TimeoutSsthresh};
 use super::rtt::RttEstimator;
 use super::rack::{probe_timeout, Rack, Tlp};
 use super::sack::{insert_range, NextSeg, Prr, SackBlocks, SackReceiver, Scoreboard};
@@ -1032,12 +1032,21 @@ impl Endpoint {
                 // resend from snd_una (go-back-N); RFC 6582 step 6: recover = highest sent.
                 self.stats.rtos += 1;
                 let ssthresh = self.w.ssthresh;
+                // Linux (tcp_enter_loss) reduces ssthresh at most once per window: a timeout
+                // before the ACK passes the data outstanding at the last fast retransmit or ECN
+                // reduction (`ecn_recover`) keeps that reduction's ssthresh.
+                let keep = ctx.params.timeout_ssthresh == TimeoutSsthresh::OncePerWindow
+                    && matches!(self.last_reduction, Reduction::FastRetransmit | Reduction::Ecn)
+                    && self.snd_una < self.ecn_recover;
                 self.reduce_for_loss(ctx, self.snd_max - self.snd_una, true);
                 if self.last_reduction == Reduction::Ecn && ctx.params.ecn_response == EcnResponse::Ns2 {
                     // ns-2's response: after an ECN reduction a timeout does not halve ssthresh
                     // again, and the last reduction stays the echo's (timeout_action).
                     self.w.ssthresh = ssthresh;
                 } else {
+                    if keep {
+                        self.w.ssthresh = ssthresh;
+                    }
                     self.last_reduction = Reduction::Timeout;
                 }
                 self.recover = self.snd_max - 1;
@@ -1326,6 +1335,7 @@ mod tests {
             ecn_response: EcnResponse::Rfc3168,
             rto_backoff_end: RtoBackoffEnd::RttSample,
             loss_response: LossResponse::Rfc5681,
+            timeout_ssthresh: TimeoutSsthresh::HalfFlightSize,
         }
     }
 
@@ -1997,6 +2007,76 @@ mod tests {
             assert_eq!(pair.s.window().cwnd, 1000);
             assert_eq!(pair.s.window().ssthresh, ssthresh_after_rto, "{response:?}");
         }
+    }
+
+    #[test]
+    fn a_timeout_in_a_long_recovery_halves_flight_size_or_keeps_the_recovery_ssthresh() {
+        // Ten segments out, the first lost: the fast retransmit sets ssthresh 5000; twelve more
+        // duplicate ACKs inflate the window to 20 segments, which sends new data, so FlightSize
+        // doubles while the cumulative ACK stays at the hole. The timer expires: RFC 5681 eq. 4
+        // halves that FlightSize (10000, the whole window the recovery started from), Linux's
+        // tcp_enter_loss keeps the reduction of this window (5000).
+        for (rule, ssthresh_after_rto) in
+            [(TimeoutSsthresh::HalfFlightSize, 10_000), (TimeoutSsthresh::OncePerWindow, 5000)]
+        {
+            let mut pair = Pair::new(TcpParams { initial_window_segments: 10, timeout_ssthresh: rule, ..params() });
+            pair.establish();
+            pair.on(true, |e, _| e.write(40_000));
+            for _ in 0..3 {
+                pair.deliver(true, &ack_to_server(1, 0));
+            }
+            assert_eq!((pair.s.window().cwnd, pair.s.window().ssthresh), (8000, 5000), "{rule:?}");
+            for _ in 0..12 {
+                pair.deliver(true, &ack_to_server(1, 0));
+            }
+            assert_eq!(pair.s.snd_max - pair.s.snd_una, 20_000, "{rule:?}");
+            pair.now = pair.s.rto_at;
+            let out = pair.on(true, |e, ctx| {
+                e.on_rto(ctx);
+            });
+            assert_eq!((out[0].kind, out[0].seq), (PacketKind::Retx, 1), "{rule:?}");
+            assert_eq!(pair.s.window().cwnd, 1000, "{rule:?}");
+            assert_eq!(pair.s.window().ssthresh, ssthresh_after_rto, "{rule:?}");
+        }
+    }
+
+    #[test]
+    fn once_per_window_keeps_an_echo_reduction_and_halves_after_the_window() {
+        // An echo at ten segments sets ssthresh 5000; a timeout before its window is
+        // acknowledged keeps it (Linux: still in CWR), where RFC 5681 halves FlightSize (9
+        // segments: 4500). Once the ACK has passed that window a timeout halves FlightSize
+        // under either rule.
+        let once = TcpParams {
+            ecn: true,
+            initial_window_segments: 10,
+            timeout_ssthresh: TimeoutSsthresh::OncePerWindow,
+            ..params()
+        };
+        for (p, ssthresh_after_rto) in [(once.clone(), 5000), (TcpParams { timeout_ssthresh: TimeoutSsthresh::HalfFlightSize, ..once.clone() }, 4500)] {
+            let mut pair = Pair::new(p);
+            pair.establish();
+            pair.on(true, |e, _| e.write(20_000));
+            pair.deliver(true, &ack_to_server(1001, flags::ECE));
+            assert_eq!(pair.s.window().ssthresh, 5000);
+            pair.now = pair.s.rto_at;
+            pair.on(true, |e, ctx| {
+                e.on_rto(ctx);
+            });
+            assert_eq!(pair.s.window().ssthresh, ssthresh_after_rto);
+        }
+        let mut pair = Pair::new(once);
+        pair.establish();
+        pair.on(true, |e, _| e.write(40_000));
+        pair.deliver(true, &ack_to_server(1001, flags::ECE));
+        // The whole window of the echo (up to 10001) acknowledged, then new data outstanding.
+        pair.deliver(true, &ack_to_server(10_001, 0));
+        let flight = pair.s.snd_max - pair.s.snd_una;
+        assert!(flight >= 4000, "{flight}");
+        pair.now = pair.s.rto_at;
+        pair.on(true, |e, ctx| {
+            e.on_rto(ctx);
+        });
+        assert_eq!(pair.s.window().ssthresh, flight / 2);
     }
 
     #[test]

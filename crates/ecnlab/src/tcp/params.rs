@@ -76,6 +76,24 @@ pub enum LossResponse {
     Ns2,
 }
 
+/// What a retransmission timeout does to ssthresh when it comes during the recovery from an
+/// earlier reduction (a fast retransmit whose window is not yet acknowledged, or an ECN echo's).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum TimeoutSsthresh {
+    /// RFC 5681 eq. 4 at every timeout: ssthresh = max(beta FlightSize, 2 SMSS), with
+    /// FlightSize = snd_max - snd_una. During a long NewReno recovery the cumulative ACK stays
+    /// below the holes while the inflated window sends new data, so FlightSize can be many
+    /// times the window the recovery started from.
+    #[default]
+    HalfFlightSize,
+    /// Linux (net/ipv4/tcp_input.c, `tcp_enter_loss`: "Reduce ssthresh if it has not yet been
+    /// made inside this window"): a timeout before the ACK passes the data outstanding at the
+    /// last fast retransmit or ECN reduction keeps that reduction's ssthresh; other timeouts
+    /// follow RFC 5681. cwnd still restarts from one segment.
+    OncePerWindow,
+}
+
 /// When a backed-off retransmission timer returns to its computed value.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
@@ -128,6 +146,7 @@ pub struct TcpParams {
     pub ecn_response: EcnResponse,
     pub rto_backoff_end: RtoBackoffEnd,
     pub loss_response: LossResponse,
+    pub timeout_ssthresh: TimeoutSsthresh,
 }
 
 /// RFC 3390's initial window in segments for a given MSS: min(4 MSS, max(2 MSS, 4380 B)).
