@@ -139,6 +139,20 @@ pub struct TcpConfig {
     /// and ns-3 do; RFC 3168 section 6.1.5 says they are Not-ECT (default false).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ect_retransmissions: Option<bool>,
+    /// Pace data segments as Linux does when pacing is on (the `fq` qdisc, or TCP's internal
+    /// pacing when the congestion control asks for it): each segment leaves no earlier than the
+    /// previous one plus its length at the pacing rate, `pacing_*_ratio_percent` of cwnd / srtt
+    /// (default false).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pacing: Option<bool>,
+    /// The pacing rate in percent of cwnd / srtt while cwnd < ssthresh / 2 (Linux's
+    /// `net.ipv4.tcp_pacing_ss_ratio`, default 200); only with `pacing = true`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pacing_ss_ratio_percent: Option<u32>,
+    /// The pacing rate in percent of cwnd / srtt from cwnd >= ssthresh / 2 on (Linux's
+    /// `net.ipv4.tcp_pacing_ca_ratio`, default 120); only with `pacing = true`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pacing_ca_ratio_percent: Option<u32>,
     /// Only in `tcp.clients` / `tcp.servers`: the fraction of that side's hosts with ECN
     /// (chosen at random per seed, independently of everything else); the others have none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -211,6 +225,9 @@ impl TcpConfig {
             limited_transmit: o.limited_transmit.or(self.limited_transmit),
             restart_after_idle: o.restart_after_idle.or(self.restart_after_idle),
             ect_retransmissions: o.ect_retransmissions.or(self.ect_retransmissions),
+            pacing: o.pacing.or(self.pacing),
+            pacing_ss_ratio_percent: o.pacing_ss_ratio_percent.or(self.pacing_ss_ratio_percent),
+            pacing_ca_ratio_percent: o.pacing_ca_ratio_percent.or(self.pacing_ca_ratio_percent),
             ecn_fraction: o.ecn_fraction,
             clients: None,
             servers: None,
@@ -263,6 +280,10 @@ impl TcpConfig {
             limited_transmit: self.limited_transmit.unwrap_or(false),
             restart_after_idle: self.restart_after_idle.unwrap_or(false),
             ect_retransmissions: self.ect_retransmissions.unwrap_or(false),
+            pacing: self.pacing.unwrap_or(false),
+            // Linux's sysctl defaults (net/ipv4/tcp_ipv4.c, tcp_sk_init).
+            pacing_ss_ratio_percent: self.pacing_ss_ratio_percent.unwrap_or(200),
+            pacing_ca_ratio_percent: self.pacing_ca_ratio_percent.unwrap_or(120),
             ecn: self.ecn.unwrap_or(false),
             ecn_plus: match self.ecn_plus.unwrap_or_default() {
                 EcnPlusName::Off => EcnPlus::Off,
@@ -316,6 +337,9 @@ impl TcpConfig {
             limited_transmit: p.limited_transmit.then_some(true),
             restart_after_idle: p.restart_after_idle.then_some(true),
             ect_retransmissions: p.ect_retransmissions.then_some(true),
+            pacing: p.pacing.then_some(true),
+            pacing_ss_ratio_percent: p.pacing.then_some(p.pacing_ss_ratio_percent),
+            pacing_ca_ratio_percent: p.pacing.then_some(p.pacing_ca_ratio_percent),
             ecn_fraction: None,
             clients: self.clients.clone(),
             servers: self.servers.clone(),
@@ -409,6 +433,12 @@ impl TcpConfig {
             (self.cubic_rtt.is_some(), "cubic_rtt"),
         ] {
             check(!set || cubic, &format!("{path}.{name}"), "set", "applies only with congestion_control = \"cubic\"")?;
+        }
+        for (v, name) in [(self.pacing_ss_ratio_percent, "pacing_ss_ratio_percent"), (self.pacing_ca_ratio_percent, "pacing_ca_ratio_percent")] {
+            if let Some(v) = v {
+                check(v > 0, &format!("{path}.{name}"), v, "must be above 0 (percent of cwnd / srtt)")?;
+                check(p.pacing, &format!("{path}.{name}"), v, "applies only with pacing = true")?;
+            }
         }
         if let Some(v) = self.cubic_c {
             check(v > 0.0 && v.is_finite(), &format!("{path}.cubic_c"), v, "must be positive")?;
