@@ -184,7 +184,7 @@ def _check_tcp(params: Mapping[str, Any], path: str) -> None:
         raise Untranslatable(
             f"{path}.abc", True, "ns-2.35's FullTcp has no Appropriate Byte Counting"
         )
-    for switch in ("limited_transmit", "restart_after_idle", "sack", "prr", "rack_tlp"):
+    for switch in ("limited_transmit", "restart_after_idle", "sack", "prr", "rack_tlp", "pacing"):
         if params.get(switch):
             raise Untranslatable(f"{path}.{switch}", True, "not translated to FullTcp")
     if params.get("timeout_ssthresh", "half_flight_size") != "half_flight_size":

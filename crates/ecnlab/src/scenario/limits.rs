@@ -58,6 +58,7 @@ const TABLE: &str = "per-flow tables are allocated when the run starts: 10 milli
 const COUNT: &str = "a million per connection, session or page keeps every count exact and a run finite";
 const PROBABILITY: &str = "a probability or fraction";
 const GAIN: &str = "a controller gain; no physical bound, the cap keeps its arithmetic finite";
+const PACING_RATIO: &str = "Linux's net.ipv4.tcp_pacing_ss_ratio and tcp_pacing_ca_ratio range (0, which stops pacing there, is refused: set pacing = false)";
 const PERIOD_HZ: &str = "an update at most every microsecond";
 const CONN_RATE: &str = "a million new connections per second";
 
@@ -84,6 +85,8 @@ pub const LIMITS: &[Limit] = &[
     Limit { field: "beta_ecn", lower: Lower::Positive, max: 1.0, unit: "", reason: "a multiplicative decrease factor" },
     Limit { field: "cubic_c", lower: Lower::Positive, max: 1e6, unit: "segments/s^3", reason: GAIN },
     Limit { field: "ecn_fraction", lower: Lower::ZeroOrMore, max: 1.0, unit: "", reason: PROBABILITY },
+    Limit { field: "pacing_ss_ratio_percent", lower: Lower::AtLeast(1.0), max: 1000.0, unit: "%", reason: PACING_RATIO },
+    Limit { field: "pacing_ca_ratio_percent", lower: Lower::AtLeast(1.0), max: 1000.0, unit: "%", reason: PACING_RATIO },
     // --- workloads ---------------------------------------------------------------------------
     Limit { field: "flows", lower: Lower::AtLeast(1.0), max: 1e7, unit: "flows", reason: "ten million connections, each with its state and a row of the flows table" },
     Limit { field: "browsers", lower: Lower::AtLeast(1.0), max: 1e7, unit: "browsers", reason: "ten million browsers, each with its state" },
@@ -518,6 +521,7 @@ mod tests {
             "tcp": {"profile": "linux", "mss_bytes": 1460, "header_bytes": 40, "initial_rto_s": 1, "min_rto_s": 0.2, "max_rto_s": 60,
                 "initial_window_segments": 10, "delayed_ack_ms": 40, "ack_every_segments": 2, "syn_retries": 6, "congestion_control": "cubic",
                 "ecn": true, "ecn_plus": "seed", "beta": 0.7, "abe": true, "beta_ecn": 0.85, "cubic_c": 0.4, "abc": true,
+                "pacing": true, "pacing_ss_ratio_percent": 200, "pacing_ca_ratio_percent": 120,
                 "clients": {"ecn_fraction": 0.5}, "servers": {"mss_bytes": 1000}},
             "workloads": [
                 {"kind": "bulk", "flows": 2, "bytes": 1000, "start_s": 1, "start_jitter_s": 1, "host_offset": 1,

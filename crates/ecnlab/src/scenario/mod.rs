@@ -667,6 +667,27 @@ mod tests {
     }
 
     #[test]
+    fn pacing_is_off_by_default_checked_and_written_out_only_when_on() {
+        for profile in ["seed-2005", "rfc6298", "linux"] {
+            let s = with(&format!(r#"{{"tcp": {{"profile": "{profile}"}}}}"#)).unwrap();
+            assert!(!s.tcp.resolve().pacing, "{profile}");
+            assert!(!s.to_json().contains("pacing"), "{profile}: run ids stay unchanged");
+        }
+        let s = with(r#"{"tcp": {"pacing": true, "pacing_ca_ratio_percent": 100}}"#).unwrap();
+        let p = s.tcp.resolve();
+        assert_eq!((p.pacing, p.pacing_ss_ratio_percent, p.pacing_ca_ratio_percent), (true, 200, 100));
+        let json = s.to_json();
+        assert!(json.contains(r#""pacing": true"#) && json.contains(r#""pacing_ss_ratio_percent": 200"#), "{json}");
+        let e = with(r#"{"tcp": {"servers": {"pacing_ss_ratio_percent": 300}}}"#).unwrap_err();
+        assert_eq!(e.path, "tcp.servers.pacing_ss_ratio_percent");
+        assert!(e.rule.contains("pacing = true"), "{e}");
+        for bad in [0, 1001] {
+            let e = with(&format!(r#"{{"tcp": {{"pacing": true, "pacing_ca_ratio_percent": {bad}}}}}"#)).unwrap_err();
+            assert_eq!(e.path, "tcp.pacing_ca_ratio_percent", "{e}");
+        }
+    }
+
+    #[test]
     fn schema_mentions_every_section() {
         let schema = json_schema();
         for key in ["topology", "bottleneck", "workloads", "packet_source", "lomax", "seed-2005", "web_sessions", "packmime_http", "tpcw_browsers", "mixture", "bounded_pareto", "fq_codel", "ce_threshold_ms"] {

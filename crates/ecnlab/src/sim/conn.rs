@@ -55,8 +55,8 @@ pub(super) struct Conn {
     /// The client has a request out and waits for its response (false while it thinks).
     pub(super) waiting: bool,
     /// Deadline and generation of the live event of each [`Timer`] (indexed by it).
-    pub(super) timer_at: [SimTime; 4],
-    pub(super) timer_gen: [u32; 4],
+    pub(super) timer_at: [SimTime; TIMERS],
+    pub(super) timer_gen: [u32; TIMERS],
 }
 
 /// What a connection is opened with besides its endpoints.
@@ -110,8 +110,8 @@ impl Conn {
             exchanges_done: 0,
             owner: o.owner,
             waiting,
-            timer_at: [OFF; 4],
-            timer_gen: [0; 4],
+            timer_at: [OFF; TIMERS],
+            timer_gen: [0; TIMERS],
         }
     }
 }
@@ -123,6 +123,20 @@ pub(super) enum Timer {
     ClientDelayedAck = 1,
     ServerRto = 2,
     ServerDelayedAck = 3,
+    /// The wake-up for a segment that pacing held back (`tcp.pacing`).
+    ClientPace = 4,
+    ServerPace = 5,
+}
+
+/// How many timers a connection has (the length of `timer_at` and `timer_gen`).
+pub(super) const TIMERS: usize = 6;
+
+/// What a timer does when it expires.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum TimerKind {
+    Rto,
+    DelayedAck,
+    Pace,
 }
 
 impl Timer {
@@ -132,11 +146,18 @@ impl Timer {
     pub(super) fn delayed_ack(server: bool) -> Timer {
         if server { Timer::ServerDelayedAck } else { Timer::ClientDelayedAck }
     }
-    pub(super) fn is_server(self) -> bool {
-        matches!(self, Timer::ServerRto | Timer::ServerDelayedAck)
+    pub(super) fn pace(server: bool) -> Timer {
+        if server { Timer::ServerPace } else { Timer::ClientPace }
     }
-    pub(super) fn is_rto(self) -> bool {
-        matches!(self, Timer::ClientRto | Timer::ServerRto)
+    pub(super) fn is_server(self) -> bool {
+        matches!(self, Timer::ServerRto | Timer::ServerDelayedAck | Timer::ServerPace)
+    }
+    pub(super) fn kind(self) -> TimerKind {
+        match self {
+            Timer::ClientRto | Timer::ServerRto => TimerKind::Rto,
+            Timer::ClientDelayedAck | Timer::ServerDelayedAck => TimerKind::DelayedAck,
+            Timer::ClientPace | Timer::ServerPace => TimerKind::Pace,
+        }
     }
 }
 
@@ -230,7 +251,7 @@ mod tests {
         assert_eq!((c.req_end, c.resp_end), (300, 5000), "only the first exchange is expected");
         assert_eq!((c.start, c.ex_start, c.ex_index), (1_000, 1_000, 17));
         assert_eq!((c.client_cur, c.server_cur, c.drops, c.marks), (0, 0, 0, 0));
-        assert_eq!(c.timer_at, [OFF; 4]);
+        assert_eq!(c.timer_at, [OFF; TIMERS]);
     }
 
     #[test]
@@ -245,14 +266,22 @@ mod tests {
     #[test]
     fn timers_name_their_end_and_kind() {
         for server in [false, true] {
-            let (r, d) = (Timer::rto(server), Timer::delayed_ack(server));
-            assert!(r.is_rto() && !d.is_rto());
-            assert_eq!((r.is_server(), d.is_server()), (server, server));
+            let (r, d, p) = (Timer::rto(server), Timer::delayed_ack(server), Timer::pace(server));
+            assert_eq!((r.kind(), d.kind(), p.kind()), (TimerKind::Rto, TimerKind::DelayedAck, TimerKind::Pace));
+            assert_eq!((r.is_server(), d.is_server(), p.is_server()), (server, server, server));
         }
-        // Indices of `timer_at` / `timer_gen`: four distinct slots.
-        let mut seen = [false; 4];
-        for t in [Timer::ClientRto, Timer::ClientDelayedAck, Timer::ServerRto, Timer::ServerDelayedAck] {
+        // Indices of `timer_at` / `timer_gen`: TIMERS distinct slots.
+        let mut seen = [false; TIMERS];
+        for t in [
+            Timer::ClientRto,
+            Timer::ClientDelayedAck,
+            Timer::ServerRto,
+            Timer::ServerDelayedAck,
+            Timer::ClientPace,
+            Timer::ServerPace,
+        ] {
             assert!(!std::mem::replace(&mut seen[t as usize], true));
         }
+        assert!(seen.iter().all(|&s| s));
     }
 }

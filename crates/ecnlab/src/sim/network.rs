@@ -1,7 +1,7 @@
 //! Packets through the network (links, delay lines, end hosts) and the TCP glue (segments
 //! to endpoints, endpoint output to the network, timers).
 
-use super::conn::{Conn, Opening, Timer, OFF};
+use super::conn::{Conn, Opening, Timer, TimerKind, OFF};
 use super::{Ev, Simulation};
 use crate::engine::SimTime;
 use crate::net::{DelayLine, Hop, LinkId, LinkWake, Offer};
@@ -159,9 +159,10 @@ impl Simulation {
         let mut ctx = SegmentCtx { now: self.now, pool: &mut self.pool, out: &mut self.out, params };
         let e = if server { &mut c.server } else { &mut c.client };
         e.flush(&mut ctx);
-        let (rto, delack) = (e.retransmit_timer_at(), e.delack_at);
+        let (rto, delack, pace) = (e.retransmit_timer_at(), e.delack_at, e.pace_at);
         self.sync_timer(conn, Timer::rto(server), rto);
         self.sync_timer(conn, Timer::delayed_ack(server), delack);
+        self.sync_timer(conn, Timer::pace(server), pace);
         let mut out = std::mem::take(&mut self.out);
         for &id in &out {
             self.forward(id);
@@ -191,7 +192,11 @@ impl Simulation {
         let server = timer.is_server();
         let params = &self.params[c.params_index(server)];
         let e = if server { &mut c.server } else { &mut c.client };
-        let deadline = if timer.is_rto() { e.retransmit_timer_at() } else { e.delack_at };
+        let deadline = match timer.kind() {
+            TimerKind::Rto => e.retransmit_timer_at(),
+            TimerKind::DelayedAck => e.delack_at,
+            TimerKind::Pace => e.pace_at,
+        };
         if deadline > self.now {
             // The deadline moved later since this event was scheduled: re-arm.
             if deadline != OFF {
@@ -200,11 +205,16 @@ impl Simulation {
             return;
         }
         let mut ctx = SegmentCtx { now: self.now, pool: &mut self.pool, out: &mut self.out, params };
-        let ev = if timer.is_rto() {
-            e.on_rto(&mut ctx)
-        } else {
-            e.on_delack();
-            TcpEvents::default()
+        let ev = match timer.kind() {
+            TimerKind::Rto => e.on_rto(&mut ctx),
+            TimerKind::DelayedAck => {
+                e.on_delack();
+                TcpEvents::default()
+            }
+            TimerKind::Pace => {
+                e.on_pace();
+                TcpEvents::default()
+            }
         };
         self.react(conn, server, ev);
     }

@@ -161,6 +161,20 @@ pub struct TcpConfig {
     /// sack = true (default false).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rack_tlp: Option<bool>,
+    /// Pace data segments as Linux does when pacing is on (the `fq` qdisc, or TCP's internal
+    /// pacing when the congestion control asks for it): each segment leaves no earlier than the
+    /// previous one plus its length at the pacing rate, `pacing_*_ratio_percent` of cwnd / srtt
+    /// (default false).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pacing: Option<bool>,
+    /// The pacing rate in percent of cwnd / srtt while cwnd < ssthresh / 2 (Linux's
+    /// `net.ipv4.tcp_pacing_ss_ratio`, default 200); only with `pacing = true`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pacing_ss_ratio_percent: Option<u32>,
+    /// The pacing rate in percent of cwnd / srtt from cwnd >= ssthresh / 2 on (Linux's
+    /// `net.ipv4.tcp_pacing_ca_ratio`, default 120); only with `pacing = true`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pacing_ca_ratio_percent: Option<u32>,
     /// Only in `tcp.clients` / `tcp.servers`: the fraction of that side's hosts with ECN
     /// (chosen at random per seed, independently of everything else); the others have none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -237,6 +251,9 @@ impl TcpConfig {
             sack: o.sack.or(self.sack),
             prr: o.prr.or(self.prr),
             rack_tlp: o.rack_tlp.or(self.rack_tlp),
+            pacing: o.pacing.or(self.pacing),
+            pacing_ss_ratio_percent: o.pacing_ss_ratio_percent.or(self.pacing_ss_ratio_percent),
+            pacing_ca_ratio_percent: o.pacing_ca_ratio_percent.or(self.pacing_ca_ratio_percent),
             ecn_fraction: o.ecn_fraction,
             clients: None,
             servers: None,
@@ -292,6 +309,10 @@ impl TcpConfig {
             sack: self.sack.unwrap_or(false),
             prr: self.prr.unwrap_or(false),
             rack_tlp: self.rack_tlp.unwrap_or(false),
+            pacing: self.pacing.unwrap_or(false),
+            // Linux's sysctl defaults (net/ipv4/tcp_ipv4.c, tcp_sk_init).
+            pacing_ss_ratio_percent: self.pacing_ss_ratio_percent.unwrap_or(200),
+            pacing_ca_ratio_percent: self.pacing_ca_ratio_percent.unwrap_or(120),
             ecn: self.ecn.unwrap_or(false),
             ecn_plus: match self.ecn_plus.unwrap_or_default() {
                 EcnPlusName::Off => EcnPlus::Off,
@@ -350,6 +371,9 @@ impl TcpConfig {
             sack: p.sack.then_some(true),
             prr: p.prr.then_some(true),
             rack_tlp: p.rack_tlp.then_some(true),
+            pacing: p.pacing.then_some(true),
+            pacing_ss_ratio_percent: p.pacing.then_some(p.pacing_ss_ratio_percent),
+            pacing_ca_ratio_percent: p.pacing.then_some(p.pacing_ca_ratio_percent),
             ecn_fraction: None,
             clients: self.clients.clone(),
             servers: self.servers.clone(),
@@ -443,6 +467,12 @@ impl TcpConfig {
             (self.cubic_rtt.is_some(), "cubic_rtt"),
         ] {
             check(!set || cubic, &format!("{path}.{name}"), "set", "applies only with congestion_control = \"cubic\"")?;
+        }
+        for (v, name) in [(self.pacing_ss_ratio_percent, "pacing_ss_ratio_percent"), (self.pacing_ca_ratio_percent, "pacing_ca_ratio_percent")] {
+            if let Some(v) = v {
+                check(v > 0, &format!("{path}.{name}"), v, "must be above 0 (percent of cwnd / srtt)")?;
+                check(p.pacing, &format!("{path}.{name}"), v, "applies only with pacing = true")?;
+            }
         }
         if let Some(v) = self.cubic_c {
             check(v > 0.0 && v.is_finite(), &format!("{path}.cubic_c"), v, "must be positive")?;

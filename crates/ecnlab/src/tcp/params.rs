@@ -131,6 +131,14 @@ pub struct TcpParams {
     /// RFC 5681 section 4.1: after more than an RTO without sending, restart from
     /// min(IW, cwnd).
     pub restart_after_idle: bool,
+    /// Pacing (Linux's TCP pacing: `tcp_update_pacing_rate` in tcp_input.c, the departure
+    /// times of `tcp_update_skb_after_send` in tcp_output.c): each data segment leaves no
+    /// earlier than the previous one plus its length at the pacing rate.
+    pub pacing: bool,
+    /// The pacing rate in percent of cwnd / srtt while cwnd < ssthresh / 2 (Linux's
+    /// `tcp_pacing_ss_ratio`, 200) and otherwise (`tcp_pacing_ca_ratio`, 120).
+    pub pacing_ss_ratio_percent: u32,
+    pub pacing_ca_ratio_percent: u32,
     /// Retransmissions are ECN-capable (ns-2's FullTcp, ns-3); RFC 3168 6.1.5 says they are
     /// not.
     pub ect_retransmissions: bool,
