@@ -187,6 +187,13 @@ def _check_tcp(params: Mapping[str, Any], path: str) -> None:
     for switch in ("limited_transmit", "restart_after_idle"):
         if params.get(switch):
             raise Untranslatable(f"{path}.{switch}", True, "not translated to FullTcp")
+    if params.get("hystart", "off") != "off":
+        raise Untranslatable(
+            f"{path}.hystart",
+            params["hystart"],
+            "ns-2.35's FullTcp has no HyStart or HyStart++ (slow start ends only at a loss or "
+            "an ECN echo)",
+        )
     if params.get("beta", 0.5) != 0.5:
         raise Untranslatable(
             f"{path}.beta",

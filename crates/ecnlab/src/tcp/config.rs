@@ -5,6 +5,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::cubic::{CubicParams, CubicRtt};
+use super::hystart::{HystartDetect, HystartKind, HystartName};
 use super::params::{rfc3390_iw_segments, CcKind, EcnPlus, EcnResponse, LossResponse, RtoBackoffEnd, TcpParams};
 use crate::config::{check, non_negative, positive, ConfigError};
 use crate::engine::time::{from_millis, from_secs, NS_PER_MS};
@@ -139,6 +140,14 @@ pub struct TcpConfig {
     /// and ns-3 do; RFC 3168 section 6.1.5 says they are Not-ECT (default false).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ect_retransmissions: Option<bool>,
+    /// Slow-start exit before loss: `off` (default), `linux` (HyStart as Linux's CUBIC runs
+    /// it; CUBIC only) or `rfc9406` (HyStart++, any controller).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hystart: Option<HystartName>,
+    /// Which of Linux HyStart's detectors run (Linux's `hystart_detect`): `ack_train` (1),
+    /// `delay` (2) or `both` (3, default); only with `hystart = "linux"`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hystart_detect: Option<HystartDetect>,
     /// Only in `tcp.clients` / `tcp.servers`: the fraction of that side's hosts with ECN
     /// (chosen at random per seed, independently of everything else); the others have none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -211,6 +220,8 @@ impl TcpConfig {
             limited_transmit: o.limited_transmit.or(self.limited_transmit),
             restart_after_idle: o.restart_after_idle.or(self.restart_after_idle),
             ect_retransmissions: o.ect_retransmissions.or(self.ect_retransmissions),
+            hystart: o.hystart.or(self.hystart),
+            hystart_detect: o.hystart_detect.or(self.hystart_detect),
             ecn_fraction: o.ecn_fraction,
             clients: None,
             servers: None,
@@ -263,6 +274,11 @@ impl TcpConfig {
             limited_transmit: self.limited_transmit.unwrap_or(false),
             restart_after_idle: self.restart_after_idle.unwrap_or(false),
             ect_retransmissions: self.ect_retransmissions.unwrap_or(false),
+            hystart: match self.hystart.unwrap_or_default() {
+                HystartName::Off => HystartKind::Off,
+                HystartName::Linux => HystartKind::Linux(self.hystart_detect.unwrap_or_default()),
+                HystartName::Rfc9406 => HystartKind::Rfc9406,
+            },
             ecn: self.ecn.unwrap_or(false),
             ecn_plus: match self.ecn_plus.unwrap_or_default() {
                 EcnPlusName::Off => EcnPlus::Off,
@@ -316,6 +332,11 @@ impl TcpConfig {
             limited_transmit: p.limited_transmit.then_some(true),
             restart_after_idle: p.restart_after_idle.then_some(true),
             ect_retransmissions: p.ect_retransmissions.then_some(true),
+            hystart: self.hystart.filter(|h| *h != HystartName::Off),
+            hystart_detect: match p.hystart {
+                HystartKind::Linux(d) => Some(d),
+                _ => None,
+            },
             ecn_fraction: None,
             clients: self.clients.clone(),
             servers: self.servers.clone(),
@@ -412,6 +433,14 @@ impl TcpConfig {
         }
         if let Some(v) = self.cubic_c {
             check(v > 0.0 && v.is_finite(), &format!("{path}.cubic_c"), v, "must be positive")?;
+        }
+        if self.hystart == Some(HystartName::Linux) {
+            let rule = "Linux's HyStart is part of its CUBIC (tcp_cubic.c): needs congestion_control = \"cubic\" (\"rfc9406\", HyStart++, works with any controller)";
+            check(cubic, &format!("{path}.hystart"), "linux", rule)?;
+        }
+        if let Some(d) = self.hystart_detect {
+            let name = serde_json::to_value(d).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default();
+            check(self.hystart == Some(HystartName::Linux), &format!("{path}.hystart_detect"), name, "applies only with hystart = \"linux\"")?;
         }
         if self.ecn_response == Some(EcnResponse::Ns2) {
             check(!cubic, &format!("{path}.ecn_response"), "ns2", "ns-2's FullTcp response needs congestion_control = \"newreno\" or \"reno\"")?;

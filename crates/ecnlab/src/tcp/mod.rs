@@ -6,6 +6,7 @@
 //! * [`rtt`]: the RFC 6298 retransmission-timeout estimator;
 //! * [`cc`]: congestion controllers, pure state machines behind one trait (STYLE 5);
 //! * [`cubic`]: CUBIC (RFC 9438), one of those controllers;
+//! * [`hystart`]: slow-start exit before loss (Linux's HyStart, HyStart++ of RFC 9406);
 //! * [`params`]: endpoint profiles and their resolved parameters.
 
 pub mod cc;
@@ -13,6 +14,7 @@ pub mod config;
 pub mod controller;
 pub mod cubic;
 pub mod endpoint;
+pub mod hystart;
 pub mod params;
 pub mod rtt;
 

@@ -7,6 +7,7 @@
 //! rttvar floor of min RTO) is not modelled: every profile uses the RFC 6298 formula.
 
 use super::cubic::CubicParams;
+use super::hystart::HystartKind;
 use crate::engine::SimTime;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -116,6 +117,8 @@ pub struct TcpParams {
     /// Retransmissions are ECN-capable (ns-2's FullTcp, ns-3); RFC 3168 6.1.5 says they are
     /// not.
     pub ect_retransmissions: bool,
+    /// Slow-start exit before loss: Linux's HyStart (CUBIC only) or HyStart++ (RFC 9406).
+    pub hystart: HystartKind,
     /// The endpoint is ECN-capable (RFC 3168): it asks for ECN (client) or accepts it (server).
     pub ecn: bool,
     pub ecn_plus: EcnPlus,
