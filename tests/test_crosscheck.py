@@ -82,6 +82,7 @@ def scenario(*overrides: str) -> dict[str, Any]:
         (['tcp.congestion_control="cubic"'], 'tcp.congestion_control = "cubic"'),
         (["tcp.abe=true", "tcp.ecn=true"], "tcp.abe = true: ns-2.35 has no ABE"),
         (["tcp.abc=true"], "tcp.abc = true"),
+        (['tcp.hystart="rfc9406"'], 'tcp.hystart = "rfc9406": ns-2.35\'s FullTcp has no HyStart'),
         (["tcp.beta=0.7"], "tcp.beta = 0.7"),
         (
             ['tcp.timeout_ssthresh="once_per_window"'],

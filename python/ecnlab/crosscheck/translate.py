@@ -194,6 +194,13 @@ def _check_tcp(params: Mapping[str, Any], path: str) -> None:
             "ns-2.35's FullTcp halves cwnd at every timeout (tcp-full.cc, timeout_action; "
             "tcp.cc, slowdown): not translated",
         )
+    if params.get("hystart", "off") != "off":
+        raise Untranslatable(
+            f"{path}.hystart",
+            params["hystart"],
+            "ns-2.35's FullTcp has no HyStart or HyStart++ (slow start ends only at a loss or "
+            "an ECN echo)",
+        )
     if params.get("beta", 0.5) != 0.5:
         raise Untranslatable(
             f"{path}.beta",

@@ -688,6 +688,31 @@ mod tests {
     }
 
     #[test]
+    fn hystart_is_checked_and_written_out_only_when_on() {
+        use crate::tcp::hystart::{HystartDetect, HystartKind};
+        let s = with(r#"{"tcp": {"congestion_control": "cubic", "hystart": "linux"}}"#).unwrap();
+        assert_eq!(s.tcp.resolve().hystart, HystartKind::Linux(HystartDetect::Both), "Linux's hystart_detect = 3");
+        let json = s.to_json();
+        assert!(json.contains(r#""hystart": "linux""#) && json.contains(r#""hystart_detect": "both""#), "{json}");
+        let s = with(r#"{"tcp": {"hystart": "rfc9406", "servers": {"congestion_control": "reno"}}}"#).unwrap();
+        assert_eq!(s.tcp.resolve().hystart, HystartKind::Rfc9406);
+        // Off is not written out: runs stored before the option existed keep their ids.
+        let s = with(r#"{"tcp": {"hystart": "off"}}"#).unwrap();
+        assert_eq!(s.tcp.resolve().hystart, HystartKind::Off);
+        assert!(!Scenario::from_json(&s.to_json()).unwrap().to_json().contains("hystart"));
+        // Linux's HyStart belongs to its CUBIC.
+        let e = with(r#"{"tcp": {"hystart": "linux"}}"#).unwrap_err();
+        assert_eq!((e.path.as_str(), e.value.as_str()), ("tcp.hystart", "linux"));
+        assert!(e.rule.contains("cubic") && e.rule.contains("rfc9406"), "{e}");
+        let e = with(r#"{"tcp": {"congestion_control": "cubic", "servers": {"congestion_control": "newreno", "hystart": "linux"}}}"#).unwrap_err();
+        assert_eq!(e.path, "tcp.servers.hystart");
+        let e = with(r#"{"tcp": {"congestion_control": "cubic", "hystart": "rfc9406", "hystart_detect": "delay"}}"#).unwrap_err();
+        assert_eq!((e.path.as_str(), e.value.as_str()), ("tcp.hystart_detect", "delay"));
+        let e = with(r#"{"tcp": {"hystart": "hystart++"}}"#).unwrap_err();
+        assert!(e.to_string().contains("hystart"), "{e}");
+    }
+
+    #[test]
     fn schema_mentions_every_section() {
         let schema = json_schema();
         for key in ["topology", "bottleneck", "workloads", "packet_source", "lomax", "seed-2005", "web_sessions", "packmime_http", "tpcw_browsers", "mixture", "bounded_pareto", "fq_codel", "ce_threshold_ms"] {

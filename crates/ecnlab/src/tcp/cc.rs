@@ -5,6 +5,7 @@
 //! what it becomes after a congestion signal. Tests drive controllers with scripted ACKs, losses
 //! and marks and check `cwnd` and `ssthresh` exactly.
 
+use super::hystart::{Hystart, HystartKind, HystartStats};
 use crate::engine::SimTime;
 
 pub use super::rtt::RttInfo;
@@ -53,6 +54,9 @@ pub trait CongestionControl {
 /// With `abc` (Appropriate Byte Counting, RFC 3465 with L = 2 SMSS, as FreeBSD and Linux
 /// count): slow start adds min(acked, 2 SMSS) per ACK and congestion avoidance one SMSS per
 /// cwnd of acknowledged bytes, so delayed ACKs no longer halve the growth per round trip.
+///
+/// With a slow-start exit (`hystart`, HyStart++ of RFC 9406 for NewReno and Reno) slow start
+/// may end, or slow down (Conservative Slow Start), before any loss; see `hystart`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct NewReno {
     /// Multiplicative decrease on a loss.
@@ -63,11 +67,20 @@ pub struct NewReno {
     pub abc: bool,
     /// Bytes acknowledged in congestion avoidance since cwnd last grew (RFC 3465 bytes_acked).
     bytes_acked: u64,
+    /// The slow-start exit (off by default).
+    pub hystart: Hystart,
+    pub hystart_stats: HystartStats,
 }
 
 impl NewReno {
     pub fn new(beta: f64, beta_ecn: f64, abc: bool) -> Self {
-        NewReno { beta, beta_ecn, abc, bytes_acked: 0 }
+        NewReno { beta, beta_ecn, abc, bytes_acked: 0, hystart: Hystart::Off, hystart_stats: HystartStats::default() }
+    }
+
+    /// The same controller with a slow-start exit.
+    pub fn with_hystart(mut self, kind: HystartKind) -> Self {
+        self.hystart = Hystart::new(kind);
+        self
     }
 }
 
@@ -89,9 +102,10 @@ pub fn reduced_window(flight: u64, beta: f64, mss: u64) -> u64 {
 }
 
 impl CongestionControl for NewReno {
-    fn on_ack(&mut self, w: &mut Window, acked: u64, _rtt: RttInfo, _now: SimTime) {
-        if w.in_slow_start() {
-            w.cwnd += slow_start_increase(acked, w.mss, self.abc);
+    fn on_ack(&mut self, w: &mut Window, acked: u64, rtt: RttInfo, now: SimTime) {
+        let increase = slow_start_increase(acked, w.mss, self.abc);
+        if self.hystart.slow_start(w, increase, &rtt, now, false, &mut self.hystart_stats) {
+            // Slow start (RFC 5681 eq. 2, or RFC 3465's), already applied.
         } else if self.abc {
             // RFC 3465 section 2.1: one SMSS once a whole cwnd of bytes has been acknowledged.
             self.bytes_acked += acked;
@@ -117,6 +131,7 @@ impl CongestionControl for NewReno {
 
     fn on_timeout(&mut self, w: &mut Window, flight: u64, _now: SimTime) {
         self.bytes_acked = 0;
+        self.hystart.on_timeout();
         // RFC 5681 eq. 4 and loss window LW = 1 SMSS.
         w.ssthresh = reduced_window(flight, self.beta, w.mss);
         w.cwnd = w.mss;

@@ -5,6 +5,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::cubic::{CubicParams, CubicRtt};
+use super::hystart::{HystartDetect, HystartKind, HystartName};
 use super::params::{
     rfc3390_iw_segments, CcKind, EcnPlus, EcnResponse, LossResponse, RtoBackoffEnd, TcpParams, TimeoutSsthresh,
 };
@@ -175,6 +176,14 @@ pub struct TcpConfig {
     /// `net.ipv4.tcp_pacing_ca_ratio`, default 120); only with `pacing = true`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pacing_ca_ratio_percent: Option<u32>,
+    /// Slow-start exit before loss: `off` (default), `linux` (HyStart as Linux's CUBIC runs
+    /// it; CUBIC only) or `rfc9406` (HyStart++, any controller).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hystart: Option<HystartName>,
+    /// Which of Linux HyStart's detectors run (Linux's `hystart_detect`): `ack_train` (1),
+    /// `delay` (2) or `both` (3, default); only with `hystart = "linux"`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hystart_detect: Option<HystartDetect>,
     /// Only in `tcp.clients` / `tcp.servers`: the fraction of that side's hosts with ECN
     /// (chosen at random per seed, independently of everything else); the others have none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -254,6 +263,8 @@ impl TcpConfig {
             pacing: o.pacing.or(self.pacing),
             pacing_ss_ratio_percent: o.pacing_ss_ratio_percent.or(self.pacing_ss_ratio_percent),
             pacing_ca_ratio_percent: o.pacing_ca_ratio_percent.or(self.pacing_ca_ratio_percent),
+            hystart: o.hystart.or(self.hystart),
+            hystart_detect: o.hystart_detect.or(self.hystart_detect),
             ecn_fraction: o.ecn_fraction,
             clients: None,
             servers: None,
@@ -313,6 +324,11 @@ impl TcpConfig {
             // Linux's sysctl defaults (net/ipv4/tcp_ipv4.c, tcp_sk_init).
             pacing_ss_ratio_percent: self.pacing_ss_ratio_percent.unwrap_or(200),
             pacing_ca_ratio_percent: self.pacing_ca_ratio_percent.unwrap_or(120),
+            hystart: match self.hystart.unwrap_or_default() {
+                HystartName::Off => HystartKind::Off,
+                HystartName::Linux => HystartKind::Linux(self.hystart_detect.unwrap_or_default()),
+                HystartName::Rfc9406 => HystartKind::Rfc9406,
+            },
             ecn: self.ecn.unwrap_or(false),
             ecn_plus: match self.ecn_plus.unwrap_or_default() {
                 EcnPlusName::Off => EcnPlus::Off,
@@ -374,6 +390,11 @@ impl TcpConfig {
             pacing: p.pacing.then_some(true),
             pacing_ss_ratio_percent: p.pacing.then_some(p.pacing_ss_ratio_percent),
             pacing_ca_ratio_percent: p.pacing.then_some(p.pacing_ca_ratio_percent),
+            hystart: self.hystart.filter(|h| *h != HystartName::Off),
+            hystart_detect: match p.hystart {
+                HystartKind::Linux(d) => Some(d),
+                _ => None,
+            },
             ecn_fraction: None,
             clients: self.clients.clone(),
             servers: self.servers.clone(),
@@ -476,6 +497,14 @@ impl TcpConfig {
         }
         if let Some(v) = self.cubic_c {
             check(v > 0.0 && v.is_finite(), &format!("{path}.cubic_c"), v, "must be positive")?;
+        }
+        if self.hystart == Some(HystartName::Linux) {
+            let rule = "Linux's HyStart is part of its CUBIC (tcp_cubic.c): needs congestion_control = \"cubic\" (\"rfc9406\", HyStart++, works with any controller)";
+            check(cubic, &format!("{path}.hystart"), "linux", rule)?;
+        }
+        if let Some(d) = self.hystart_detect {
+            let name = serde_json::to_value(d).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default();
+            check(self.hystart == Some(HystartName::Linux), &format!("{path}.hystart_detect"), name, "applies only with hystart = \"linux\"")?;
         }
         if self.ecn_response == Some(EcnResponse::Ns2) {
             check(!cubic, &format!("{path}.ecn_response"), "ns2", "ns-2's FullTcp response needs congestion_control = \"newreno\" or \"reno\"")?;

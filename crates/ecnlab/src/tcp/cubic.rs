@@ -22,7 +22,8 @@
 //!
 //! Deliberate departures, all noted in docs/models/cubic.md: the RTT in `t + RTT` is the
 //! minimum RTT by default (as Linux and ns-3 do, `CubicRtt::Min`), the smoothed RTT of the RFC
-//! on request; HyStart++ (RFC 9406) is not modelled (slow start is RFC 5681's). After an idle
+//! on request; slow start is RFC 5681's unless `tcp.hystart` ends it early (Linux's HyStart
+//! or HyStart++ of RFC 9406, both in `hystart.rs`; off by default). After an idle
 //! period (new data sent with nothing in flight) the epoch start moves by the idle time, as
 //! Linux does, so the curve does not advance while idle (RFC 9438 section 5.8);
 //! application-limited periods with data in flight are not detected.
@@ -31,7 +32,8 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::cc::{reduced_window, CongestionControl, RttInfo, Signal, Window};
-use crate::engine::time::to_secs;
+use super::hystart::{Hystart, HystartKind, HystartStats};
+use crate::engine::time::{to_secs, NS_PER_S};
 use crate::engine::SimTime;
 
 /// Which round-trip time CUBIC adds to `t` when it computes its target `W_cubic(t + RTT)`.
@@ -124,12 +126,28 @@ pub struct Cubic {
     pub abc: bool,
     pub state: CubicState,
     pub stats: CubicStats,
+    /// The slow-start exit: Linux's HyStart or HyStart++ (off by default).
+    pub hystart: Hystart,
+    pub hystart_stats: HystartStats,
 }
 
 impl Cubic {
     /// A controller with no congestion event yet (the segment size comes from the [`Window`]).
     pub fn new(params: CubicParams) -> Self {
-        Cubic { params, abc: false, state: CubicState::default(), stats: CubicStats::default() }
+        Cubic {
+            params,
+            abc: false,
+            state: CubicState::default(),
+            stats: CubicStats::default(),
+            hystart: Hystart::Off,
+            hystart_stats: HystartStats::default(),
+        }
+    }
+
+    /// The same controller with a slow-start exit.
+    pub fn with_hystart(mut self, kind: HystartKind) -> Self {
+        self.hystart = Hystart::new(kind);
+        self
     }
 
     /// The same controller with byte-counted slow start on or off.
@@ -189,9 +207,12 @@ impl Cubic {
 
 impl CongestionControl for Cubic {
     fn on_ack(&mut self, w: &mut Window, acked: u64, rtt: RttInfo, now: SimTime) {
-        if w.in_slow_start() {
-            // Spec 16.6: RFC 5681 slow start (RFC 3465's with abc), no HyStart.
-            w.cwnd += super::cc::slow_start_increase(acked, w.mss, self.abc);
+        // Spec 16.6: RFC 5681 slow start (RFC 3465's with abc), ended early by HyStart when
+        // configured. Linux ignores delay samples for 1 s after an epoch starts ("right after
+        // fast recovery").
+        let increase = super::cc::slow_start_increase(acked, w.mss, self.abc);
+        let fresh_epoch = self.state.epoch.is_some_and(|e| now.saturating_sub(e.start) < NS_PER_S);
+        if self.hystart.slow_start(w, increase, &rtt, now, fresh_epoch, &mut self.hystart_stats) {
             return;
         }
         // The formulas work in segments; cwnd includes the carried fraction of a byte.
@@ -236,6 +257,7 @@ impl CongestionControl for Cubic {
     fn on_timeout(&mut self, w: &mut Window, flight: u64, _now: SimTime) {
         // Section 4.8: Reno's response with beta_cubic; W_max unset so the next epoch has
         // K = 0 and W_max = cwnd at its start.
+        self.hystart.on_timeout();
         let s = &mut self.state;
         s.cwnd_prior = w.cwnd as f64 / w.mss as f64;
         s.w_max = 0.0;
@@ -283,8 +305,8 @@ mod tests {
         // margin. Using the other RTT (3x or 1/3 as large) in the target misses by ~2 RTT W'
         // (up to 20 segments), so this also checks which RTT each option reads.
         for (rtt_kind, rtt) in [
-            (CubicRtt::Min, RttInfo { srtt: 3 * RTT, min_rtt: RTT }),
-            (CubicRtt::Smoothed, RttInfo { srtt: RTT, min_rtt: RTT / 3 }),
+            (CubicRtt::Min, RttInfo { srtt: 3 * RTT, min_rtt: RTT, ..Default::default() }),
+            (CubicRtt::Smoothed, RttInfo { srtt: RTT, min_rtt: RTT / 3, ..Default::default() }),
         ] {
             let (mut c, mut w) = after_loss(CubicParams { rtt: rtt_kind, ..Default::default() }, 1000);
             assert_eq!(w.cwnd, 700 * MSS);
@@ -317,7 +339,7 @@ mod tests {
         assert_eq!(c.state.w_max, 100.0);
         assert_eq!(c.state.epoch, None, "the epoch starts at the first ACK, not at the event");
         let now = 7 * NS_PER_S;
-        c.on_ack(&mut w, MSS, RttInfo { srtt: RTT, min_rtt: RTT }, now);
+        c.on_ack(&mut w, MSS, RttInfo { srtt: RTT, min_rtt: RTT, ..Default::default() }, now);
         let e = c.state.epoch.unwrap();
         assert_eq!((e.start, e.cwnd_epoch), (now, 56.0));
         assert!((e.k_s - (44.0f64 / 0.4).cbrt()).abs() < 1e-12, "K = {}", e.k_s);
@@ -356,7 +378,7 @@ mod tests {
         // RTT 1 ms: W_est grows by alpha segments per ms, far faster than W_cubic near its
         // plateau, so cwnd follows W_est. Oracle: RFC 9438 section 4.3 per ACK, with alpha
         // switching from alpha_cubic to 1 once W_est reaches cwnd_prior = 100 segments.
-        let rtt = RttInfo { srtt: NS_PER_MS, min_rtt: NS_PER_MS };
+        let rtt = RttInfo { srtt: NS_PER_MS, min_rtt: NS_PER_MS, ..Default::default() };
         let (mut c, mut w) = after_loss(CubicParams::default(), 100);
         let alpha_cubic = 3.0 * 0.3 / 1.7;
         let m = MSS as f64;
@@ -415,7 +437,7 @@ mod tests {
         // Two senders after the same loss, ACKed alike for 2 s; one then idles for 5 s. When it
         // resumes, its window continues from where it stopped instead of jumping 5 s ahead on
         // the curve (RFC 9438 section 5.8).
-        let rtt = RttInfo { srtt: RTT, min_rtt: RTT };
+        let rtt = RttInfo { srtt: RTT, min_rtt: RTT, ..Default::default() };
         let (mut busy, mut wb) = after_loss(CubicParams::default(), 1000);
         let (mut idle, mut wi) = after_loss(CubicParams::default(), 1000);
         let (mut tb, mut ti) = (0, 0);
@@ -458,7 +480,7 @@ mod tests {
         let cubic = &c;
         assert_eq!((cubic.state.w_max, cubic.state.epoch), (0.0, None));
         // Slow start back to ssthresh: one SMSS per ACK, no epoch.
-        let rtt = RttInfo { srtt: RTT, min_rtt: RTT };
+        let rtt = RttInfo { srtt: RTT, min_rtt: RTT, ..Default::default() };
         for i in 1..70 {
             c.on_ack(&mut w, 2 * MSS, rtt, 2 * NS_PER_S);
             assert_eq!(w.cwnd, (1 + i) * MSS);
@@ -488,7 +510,7 @@ mod tests {
     #[test]
     fn congestion_avoidance_keeps_sub_byte_growth() {
         let (mut c, mut w) = after_loss(CubicParams::default(), 1000);
-        let rtt = RttInfo { srtt: RTT, min_rtt: RTT };
+        let rtt = RttInfo { srtt: RTT, min_rtt: RTT, ..Default::default() };
         c.on_ack(&mut w, MSS, rtt, 0); // starts the epoch: K = cbrt(300 / 0.4) = 9.09 s
         let k = c.state.epoch.unwrap().k_s;
         // Set cwnd 10 bytes below W_max and ACK at K - RTT, so the target is W(K) = W_max:

@@ -22,10 +22,17 @@
 //!   Reno keeps this rule too: a second loss in a window that Reno's recovery left on a partial
 //!   ACK is repaired by the retransmission timer. ns-2's FullTcp applies it only after a
 //!   timeout, and its Reno fast-retransmits again (`loss_response = "ns2"`).
+//! * With a slow-start exit (`hystart`) the sender also takes an RTT sample from every ACK of
+//!   new data: from the send time of the newest segment it acknowledges, none when any byte it
+//!   acknowledges was retransmitted (Linux's `ca_rtt_us`); the RFC 6298 estimator still times
+//!   one segment per round trip.
 
-use super::cc::{CongestionControl, NewReno, Signal, Window};
+use std::collections::VecDeque;
+
+use super::cc::{CongestionControl, NewReno, RttInfo, Signal, Window};
 use super::controller::Controller;
 use super::cubic::Cubic;
+use super::hystart::{HystartKind, HystartStats};
 use super::params::{CcKind, EcnPlus, EcnResponse, LossResponse, RtoBackoffEnd, TcpParams, TimeoutSsthresh};
 use super::rtt::RttEstimator;
 use super::rack::{probe_timeout, Rack, Tlp};
@@ -176,6 +183,14 @@ pub struct Endpoint {
     rtt_timing: bool,
     rtt_seq: u64,
     rtt_sent: SimTime,
+    /// Per-ACK RTT samples for a slow-start exit (only then): the end and send time of each
+    /// new-data segment not yet acknowledged, oldest first.
+    per_ack_rtt: bool,
+    sent_times: VecDeque<(u64, SimTime)>,
+    /// One past the highest retransmitted byte: an ACK of bytes below it gives no sample.
+    retx_end: u64,
+    /// This ACK's own RTT sample, for the controller.
+    ack_rtt: Option<SimTime>,
     /// Deadline of the retransmission timer (`SimTime::MAX` when off).
     pub rto_at: SimTime,
     /// When the last data segment was sent (0: none yet).
@@ -279,9 +294,10 @@ impl Endpoint {
             fin_queued: false,
             w: Window { cwnd: p.initial_window_bytes(), ssthresh: u64::MAX, mss },
             cc: match p.cc {
-                CcKind::NewReno { beta, beta_ecn } => Controller::NewReno(NewReno::new(beta, beta_ecn, p.abc)),
-                CcKind::Reno { beta, beta_ecn } => Controller::NewReno(NewReno::new(beta, beta_ecn, p.abc)),
-                CcKind::Cubic(c) => Controller::Cubic(Cubic::new(c).with_abc(p.abc)),
+                CcKind::NewReno { beta, beta_ecn } | CcKind::Reno { beta, beta_ecn } => {
+                    Controller::NewReno(NewReno::new(beta, beta_ecn, p.abc).with_hystart(p.hystart))
+                }
+                CcKind::Cubic(c) => Controller::Cubic(Cubic::new(c).with_abc(p.abc).with_hystart(p.hystart)),
             },
             partial_ack_recovery: p.cc.partial_ack_recovery(),
             peer_wnd: mss,
@@ -307,6 +323,10 @@ impl Endpoint {
             rtt_timing: false,
             rtt_seq: 0,
             rtt_sent: 0,
+            per_ack_rtt: p.hystart != HystartKind::Off,
+            sent_times: VecDeque::new(),
+            retx_end: 0,
+            ack_rtt: None,
             rto_at: OFF,
             ecn_ok: false,
             ecn_recover: 0,
@@ -361,6 +381,14 @@ impl Endpoint {
 
     pub fn srtt(&self) -> Option<SimTime> {
         self.rtt.srtt()
+    }
+
+    /// What the slow-start exit (`hystart`) did.
+    pub fn hystart_stats(&self) -> HystartStats {
+        match &self.cc {
+            Controller::NewReno(c) => c.hystart_stats,
+            Controller::Cubic(c) => c.hystart_stats,
+        }
     }
 
     pub fn is_done(&self) -> bool {
@@ -561,6 +589,9 @@ impl Endpoint {
             if ctx.params.rto_backoff_end == RtoBackoffEnd::NewAck && !keep_backoff {
                 self.rtt.set_backoff(0);
             }
+            if self.per_ack_rtt {
+                self.ack_rtt = self.per_ack_sample(ack, ctx.now);
+            }
             self.snd_una = ack;
             self.snd_nxt = self.snd_nxt.max(ack);
             self.pto_rearm = self.rack_on;
@@ -666,6 +697,23 @@ impl Endpoint {
                 self.ecn_response(ctx, self.snd_max - self.snd_una);
             }
         }
+    }
+
+    /// The RTT sample of an ACK of new data up to `ack` (before `snd_una` moves): from the
+    /// newest segment it acknowledges in full; none if a byte it acknowledges was retransmitted.
+    fn per_ack_sample(&mut self, ack: u64, now: SimTime) -> Option<SimTime> {
+        let mut newest = None;
+        while let Some(&(end, at)) = self.sent_times.front() {
+            if end > ack {
+                break;
+            }
+            newest = Some(at);
+            self.sent_times.pop_front();
+        }
+        if self.snd_una < self.retx_end {
+            return None;
+        }
+        newest.map(|at| now - at)
     }
 
     /// Whether a third duplicate ACK of `ack` starts a fast retransmit. RFC 6582: when it is
@@ -1296,7 +1344,8 @@ impl Endpoint {
     /// avoidance), unless it is already at the peer's window (RFC 7661's point, above).
     fn open_window(&mut self, acked: u64, ece: bool, now: SimTime) {
         if !ece && self.w.cwnd < self.peer_wnd {
-            self.cc.on_ack(&mut self.w, acked, self.rtt.info(), now);
+            let rtt = RttInfo { latest: self.ack_rtt, snd_una: self.snd_una, snd_nxt: self.snd_max, ..self.rtt.info() };
+            self.cc.on_ack(&mut self.w, acked, rtt, now);
         }
     }
 
@@ -1322,6 +1371,7 @@ impl Endpoint {
             // `ect_retransmissions`, is ns-2's and ns-3's: ECT like new data).
             self.stats.retx_bytes += len;
             self.rtt_timing = false;
+            self.retx_end = self.retx_end.max(seq + len);
             let ect = self.ecn_ok && ctx.params.ect_retransmissions;
             (PacketKind::Retx, if ect { Ecn::Ect0 } else { Ecn::NotEct })
         } else {
@@ -1342,6 +1392,9 @@ impl Endpoint {
                 self.rtt_timing = true;
                 self.rtt_seq = seq + len;
                 self.rtt_sent = ctx.now;
+            }
+            if self.per_ack_rtt {
+                self.sent_times.push_back((seq + len, ctx.now));
             }
             (PacketKind::Data, if self.ecn_ok { Ecn::Ect0 } else { Ecn::NotEct })
         };
@@ -1470,6 +1523,7 @@ mod tests {
             pacing: false,
             pacing_ss_ratio_percent: 200,
             pacing_ca_ratio_percent: 120,
+            hystart: HystartKind::Off,
             ecn: false,
             ecn_plus: EcnPlus::Off,
             ecn_response: EcnResponse::Rfc3168,
@@ -1651,6 +1705,43 @@ mod tests {
         pair.deliver(true, &ackp(10_001));
         assert_eq!(pair.s.window().cwnd, 2000);
         assert!(!pair.s.in_recovery);
+    }
+
+    #[test]
+    fn per_ack_rtt_samples_come_from_the_newest_segment_acked_and_never_from_retransmissions() {
+        // Without a slow-start exit no per-ACK sample is taken at all.
+        let mut pair = Pair::new(TcpParams { initial_window_segments: 4, ..params() });
+        pair.establish();
+        pair.on(true, |e, _| e.write(4000));
+        pair.now += 50 * NS_PER_MS;
+        pair.deliver(true, &ack_to_server(2001, 0));
+        assert_eq!((pair.s.ack_rtt, pair.s.sent_times.len()), (None, 0));
+
+        let p = TcpParams { initial_window_segments: 4, hystart: HystartKind::Rfc9406, ..params() };
+        let mut pair = Pair::new(p);
+        pair.establish();
+        pair.on(true, |e, _| e.write(2000)); // segments 1 and 2 at t = 0
+        pair.now = 10 * NS_PER_MS;
+        pair.on(true, |e, _| e.write(2000)); // segments 3 and 4 at 10 ms
+        pair.now = 100 * NS_PER_MS;
+        // Acknowledges segments 1-3: the newest, sent at 10 ms, gives 90 ms (the RFC 6298
+        // estimator timed segment 1, sent at 0).
+        pair.deliver(true, &ack_to_server(3001, 0));
+        assert_eq!(pair.s.ack_rtt, Some(90 * NS_PER_MS));
+        // Segment 4 is lost, then retransmitted after three duplicate ACKs: the ACK that covers
+        // it gives no sample (Karn), a later one of new data does.
+        for _ in 0..3 {
+            pair.deliver(true, &ack_to_server(3001, 0));
+        }
+        assert!(pair.s.in_recovery);
+        pair.now = 150 * NS_PER_MS;
+        pair.deliver(true, &ack_to_server(4001, 0));
+        assert_eq!(pair.s.ack_rtt, None, "the ACK of a retransmission gives no sample");
+        pair.on(true, |e, _| e.write(1000)); // segment 5 at 150 ms
+        pair.now = 230 * NS_PER_MS;
+        pair.deliver(true, &ack_to_server(5001, 0));
+        assert_eq!(pair.s.ack_rtt, Some(80 * NS_PER_MS));
+        assert!(pair.s.sent_times.is_empty(), "every acknowledged segment forgotten");
     }
 
     #[test]

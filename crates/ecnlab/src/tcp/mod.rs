@@ -8,6 +8,7 @@
 //!   recovery with Proportional Rate Reduction (RFC 6937);
 //! * [`cc`]: congestion controllers, pure state machines behind one trait (STYLE 5);
 //! * [`cubic`]: CUBIC (RFC 9438), one of those controllers;
+//! * [`hystart`]: slow-start exit before loss (Linux's HyStart, HyStart++ of RFC 9406);
 //! * [`params`]: endpoint profiles and their resolved parameters.
 
 pub mod cc;
@@ -15,6 +16,7 @@ pub mod config;
 pub mod controller;
 pub mod cubic;
 pub mod endpoint;
+pub mod hystart;
 pub mod params;
 pub mod rack;
 pub mod rtt;

@@ -7,6 +7,7 @@
 //! rttvar floor of min RTO) is not modelled: every profile uses the RFC 6298 formula.
 
 use super::cubic::CubicParams;
+use super::hystart::HystartKind;
 use crate::engine::SimTime;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -148,6 +149,8 @@ pub struct TcpParams {
     pub prr: bool,
     /// RACK-TLP loss detection (RFC 8985) on SACK connections.
     pub rack_tlp: bool,
+    /// Slow-start exit before loss: Linux's HyStart (CUBIC only) or HyStart++ (RFC 9406).
+    pub hystart: HystartKind,
     /// The endpoint is ECN-capable (RFC 3168): it asks for ECN (client) or accepts it (server).
     pub ecn: bool,
     pub ecn_plus: EcnPlus,

@@ -111,7 +111,7 @@ impl Rack {
     /// RFC 8985 6.2 step 4 (RACK_update_reo_wnd): D-SACK widening, and the window itself.
     /// `(snd_una, snd_nxt)`: the sender's; `sacked_segs`: segments SACKed.
     pub fn reo_wnd(&mut self, dsack: bool, (snd_una, snd_nxt): (u64, u64), in_recovery: bool, sacked_segs: u64, rtt: RttInfo) -> SimTime {
-        let RttInfo { srtt, min_rtt } = rtt;
+        let RttInfo { srtt, min_rtt, .. } = rtt;
         if self.dsack_round.is_some_and(|r| snd_una >= r) {
             self.dsack_round = None;
         }
@@ -202,7 +202,7 @@ mod tests {
     const MS: SimTime = 1_000_000;
 
     fn info(min_rtt_ms: u64, srtt_ms: u64) -> RttInfo {
-        RttInfo { srtt: srtt_ms * MS, min_rtt: min_rtt_ms * MS }
+        RttInfo { srtt: srtt_ms * MS, min_rtt: min_rtt_ms * MS, ..RttInfo::default() }
     }
 
     #[test]

@@ -85,17 +85,27 @@ impl RttEstimator {
         self.has_sample.then_some(self.srtt)
     }
 
-    /// What a congestion controller may know of the path's round-trip time.
+    /// What a congestion controller may know of the path's round-trip time (the per-ACK
+    /// fields are the sender's to fill).
     pub fn info(&self) -> RttInfo {
-        RttInfo { srtt: self.srtt, min_rtt: self.min_rtt }
+        RttInfo { srtt: self.srtt, min_rtt: self.min_rtt, ..Default::default() }
     }
 }
 
-/// Round-trip times as a congestion controller sees them (both 0 before the first sample).
+/// Round-trip times as a congestion controller sees them (both 0 before the first sample),
+/// and what a slow-start exit (`hystart`) needs of the ACK at hand.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct RttInfo {
     pub srtt: SimTime,
     pub min_rtt: SimTime,
+    /// This ACK's own RTT sample: from the send time of the newest segment it acknowledges,
+    /// none if it acknowledges retransmitted data (Linux's `ca_rtt_us`). Taken only when a
+    /// slow-start exit is configured; `None` otherwise.
+    pub latest: Option<SimTime>,
+    /// SND.UNA after this ACK, and SND.NXT (one past the highest byte sent): the slow-start
+    /// exits count rounds with them.
+    pub snd_una: u64,
+    pub snd_nxt: u64,
 }
 
 #[cfg(test)]
