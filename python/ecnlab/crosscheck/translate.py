@@ -187,6 +187,14 @@ def _check_tcp(params: Mapping[str, Any], path: str) -> None:
     for switch in ("limited_transmit", "restart_after_idle"):
         if params.get(switch):
             raise Untranslatable(f"{path}.{switch}", True, "not translated to FullTcp")
+    # The kernels' timers and one-segment ECN rule (the linux and freebsd profiles set them).
+    for field, default, why in (
+        ("rto_estimator", "rfc6298", "FullTcp computes its RTO its own way (tcp.cc, rtt_update)"),
+        ("delayed_ack_policy", "rfc5681", "FullTcp's delayed ACK is a fixed interval_ timer"),
+        ("ecn_min_window", "rfc3168_timer", "not translated to FullTcp"),
+    ):
+        if params.get(field, default) != default:
+            raise Untranslatable(f"{path}.{field}", params[field], why)
     if params.get("beta", 0.5) != 0.5:
         raise Untranslatable(
             f"{path}.beta",

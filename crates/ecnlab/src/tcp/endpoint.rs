@@ -26,7 +26,7 @@
 use super::cc::{CongestionControl, NewReno, Signal, Window};
 use super::controller::Controller;
 use super::cubic::Cubic;
-use super::params::{CcKind, EcnPlus, EcnResponse, LossResponse, RtoBackoffEnd, TcpParams};
+use super::params::{CcKind, DelayedAckPolicy, EcnMinWindow, EcnPlus, EcnResponse, LossResponse, RtoBackoffEnd, TcpParams};
 use super::rtt::RttEstimator;
 use crate::engine::SimTime;
 use crate::packet::{flags, Direction, Ecn, Packet, PacketId, PacketKind, PacketPool};
@@ -190,11 +190,35 @@ pub struct Endpoint {
     /// Deadline of the delayed-ACK timer (`SimTime::MAX` when off).
     pub delack_at: SimTime,
     ack_now: bool,
+    /// Unacknowledged in-order payload bytes (Linux: `rcv_nxt - rcv_wup`).
+    bytes_unacked: u64,
+    /// Linux's delayed-ACK engine (`icsk_ack`), used with `DelayedAckPolicy::Linux`.
+    lx: LinuxAck,
 
     pub stats: EndpointStats,
 }
 
 const OFF: SimTime = SimTime::MAX;
+
+/// Linux's TCP_MAX_QUICKACKS (include/net/tcp.h).
+const LINUX_MAX_QUICKACKS: u32 = 16;
+/// Linux's TCP_DELACK_MAX (include/net/tcp.h, HZ / 5): the longest delayed-ACK timer.
+const LINUX_DELACK_MAX: SimTime = 200_000_000;
+
+/// The receiver state of Linux's delayed ACKs (struct inet_connection_sock, `icsk_ack`).
+#[derive(Clone, Copy, Debug, Default)]
+struct LinuxAck {
+    /// ACKs still to send at once (`quick`).
+    quick: u32,
+    /// The delayed-ACK timeout (`ato`); 0 before the first data segment.
+    ato: SimTime,
+    /// When the last data segment arrived (`lrcvtime`).
+    lrcvtime: SimTime,
+    /// An ECT segment has arrived (`TCP_ECN_SEEN`).
+    ecn_seen: bool,
+    /// This segment must be acknowledged at once (`ICSK_ACK_NOW`).
+    ack_now_once: bool,
+}
 
 /// The cause of a window reduction.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -246,7 +270,7 @@ impl Endpoint {
             partial_seen: false,
             last_reduction: Reduction::None,
             new_data_held: false,
-            rtt: RttEstimator::new(p.initial_rto, p.min_rto, p.max_rto, p.clock_granularity),
+            rtt: RttEstimator::with_kind(p.rto_estimator, p.initial_rto, p.min_rto, p.max_rto, p.clock_granularity),
             rtt_timing: false,
             rtt_seq: 0,
             rtt_sent: 0,
@@ -266,6 +290,8 @@ impl Endpoint {
             segs_unacked: 0,
             delack_at: OFF,
             ack_now: false,
+            bytes_unacked: 0,
+            lx: LinuxAck::default(),
             stats: EndpointStats::default(),
         }
     }
@@ -405,7 +431,7 @@ impl Endpoint {
     /// the initial window (one segment after a lost SYN or SYN-ACK, RFC 5681 section 3.1).
     fn handshake_done(&mut self, ctx: &mut SegmentCtx) {
         if self.rtt_timing {
-            self.rtt.sample(ctx.now - self.rtt_sent);
+            self.rtt.sample_at(ctx.now - self.rtt_sent, 1, self.snd_max);
             self.rtt_timing = false;
         }
         self.snd_una = 1;
@@ -443,7 +469,7 @@ impl Endpoint {
             // Karn: the timed segment is never a retransmission (timing stops on any).
             if self.rtt_timing && ack >= self.rtt_seq {
                 let backoff = self.rtt.backoff();
-                self.rtt.sample(ctx.now - self.rtt_sent);
+                self.rtt.sample_at(ctx.now - self.rtt_sent, ack, self.snd_max);
                 if keep_backoff {
                     self.rtt.set_backoff(backoff);
                 }
@@ -599,7 +625,9 @@ impl Endpoint {
         match ctx.params.ecn_response {
             EcnResponse::Rfc3168 => {
                 self.cc.on_congestion_event(&mut self.w, Signal::Ecn, flight, now);
-                if at_one_segment {
+                // With `EcnMinWindow::TwoSegments` (Linux, FreeBSD) the window is the
+                // controller's ssthresh, at least two segments, and the sender goes on.
+                if at_one_segment && ctx.params.ecn_min_window == EcnMinWindow::Rfc3168Timer {
                     self.w.cwnd = mss;
                     self.ecn_hold = true;
                     self.rto_at = now + self.rtt.rto();
@@ -653,10 +681,17 @@ impl Endpoint {
         if pkt.kind == PacketKind::Retx {
             self.stats.retx_bytes_received += len;
         }
+        let linux = ctx.params.delayed_ack_policy == DelayedAckPolicy::Linux;
         // RFC 3168 6.1.3: CWR stops the echo, CE (re)starts it.
         if pkt.has(flags::CWR) {
             self.ece_pending = false;
+            // Linux (tcp_ecn_accept_cwr): a data segment with CWR is acknowledged at once, the
+            // sender's window may be tiny.
+            if linux && len > 0 && self.ecn_ok {
+                self.lx.ack_now_once = true;
+            }
         }
+        let demanding_cwr = self.ece_pending;
         if pkt.ecn == Ecn::Ce {
             self.ece_pending = true;
             self.stats.ce_received += 1;
@@ -669,7 +704,14 @@ impl Endpoint {
         let seg_end = end + fin as u64;
         if seg_end <= self.rcv_nxt {
             self.ack_now = true; // a duplicate: re-acknowledge at once
+            if linux {
+                // tcp_data_queue: "A retransmit ... Force an immediate ack".
+                self.linux_enter_quickack(ctx, LINUX_MAX_QUICKACKS);
+            }
             return;
+        }
+        if linux && self.ecn_ok && len > 0 {
+            self.linux_check_ce(pkt.ecn, demanding_cwr, ctx);
         }
         if seq > self.rcv_nxt {
             // Out of order: keep it and send an immediate duplicate ACK (RFC 5681 4.2).
@@ -680,6 +722,7 @@ impl Endpoint {
             return;
         }
         let filled_gap = !self.ooo.is_empty();
+        self.bytes_unacked += end.saturating_sub(self.rcv_nxt);
         self.rcv_nxt = self.rcv_nxt.max(end);
         while let Some(&(s, e)) = self.ooo.first() {
             if s > self.rcv_nxt {
@@ -705,6 +748,8 @@ impl Endpoint {
             }
         } else if filled_gap {
             self.ack_now = true; // a segment that fills a gap is acknowledged at once
+        } else if linux {
+            self.linux_data_recv(ctx);
         } else {
             self.segs_unacked += 1;
             if self.segs_unacked >= ctx.params.ack_every_segments {
@@ -713,6 +758,93 @@ impl Endpoint {
                 self.delack_at = ctx.now + ctx.params.delayed_ack;
             }
         }
+    }
+
+    /// Linux's `tcp_incr_quickack`: at least min(max, rcv_wnd / (2 rcv_mss), or 2 when that is
+    /// 0) quick ACKs.
+    fn linux_incr_quickack(&mut self, ctx: &SegmentCtx, max: u32) {
+        let mut q = self.rcv_wnd / (2 * ctx.params.mss_bytes.max(1));
+        if q == 0 {
+            q = 2;
+        }
+        self.lx.quick = self.lx.quick.max(q.min(max));
+    }
+
+    /// Linux's `tcp_enter_quickack_mode`: quick ACKs, and the ACK timeout back to its minimum.
+    fn linux_enter_quickack(&mut self, ctx: &SegmentCtx, max: u32) {
+        self.linux_incr_quickack(ctx, max);
+        self.lx.ato = ctx.params.delayed_ack;
+    }
+
+    /// Linux's `__tcp_ecn_check_ce` (4.18 and later): two quick ACKs at the first CE mark (the
+    /// sender may have a tiny window) and at a Not-ECT segment after ECT ones (most likely a
+    /// retransmission).
+    fn linux_check_ce(&mut self, ecn: Ecn, demanding_cwr: bool, ctx: &SegmentCtx) {
+        match ecn {
+            Ecn::NotEct => {
+                if self.lx.ecn_seen {
+                    self.linux_enter_quickack(ctx, 2);
+                }
+            }
+            Ecn::Ce => {
+                if !demanding_cwr {
+                    self.linux_enter_quickack(ctx, 2);
+                }
+                self.lx.ecn_seen = true;
+            }
+            _ => self.lx.ecn_seen = true,
+        }
+    }
+
+    /// In-order data under Linux's policy: `tcp_event_data_recv` (the ACK timeout follows the
+    /// arrival gaps), then `__tcp_ack_snd_check` and `tcp_send_delayed_ack`.
+    fn linux_data_recv(&mut self, ctx: &SegmentCtx) {
+        let now = ctx.now;
+        let ato_min = ctx.params.delayed_ack;
+        let rto = self.rtt.rto_unbacked();
+        self.segs_unacked += 1;
+        if self.lx.ato == 0 {
+            // The first data segment: quick ACKs while the sender's slow start begins.
+            self.linux_incr_quickack(ctx, LINUX_MAX_QUICKACKS);
+            self.lx.ato = ato_min;
+        } else {
+            let m = now - self.lx.lrcvtime;
+            if m <= ato_min / 2 {
+                self.lx.ato = self.lx.ato / 2 + ato_min / 2;
+            } else if m < self.lx.ato {
+                self.lx.ato = (self.lx.ato / 2 + m).min(rto);
+            } else if m > rto {
+                // A long gap: the sender probably restarted from a small window.
+                self.linux_incr_quickack(ctx, LINUX_MAX_QUICKACKS);
+            }
+        }
+        self.lx.lrcvtime = now;
+        // More than one full segment unacknowledged, quick-ACK mode, or a one-time demand.
+        if self.bytes_unacked > ctx.params.mss_bytes as u64 || self.lx.quick > 0 || self.lx.ack_now_once {
+            self.ack_now = true;
+            return;
+        }
+        let mut ato = self.lx.ato;
+        if ato > ato_min {
+            // tcp_send_delayed_ack: at most HZ / 2 and, once there is an RTT estimate, at most
+            // srtt (but not below TCP_DELACK_MIN).
+            let mut max_ato: SimTime = 500_000_000;
+            if let Some(srtt) = self.rtt.srtt() {
+                max_ato = max_ato.min(srtt.max(ato_min));
+            }
+            ato = ato.min(max_ato);
+        }
+        ato = ato.min(LINUX_DELACK_MAX);
+        let mut timeout = now + ato;
+        if self.delack_at != OFF {
+            // A timer about to fire: acknowledge now; otherwise keep the earlier deadline.
+            if self.delack_at <= now + ato / 4 {
+                self.ack_now = true;
+                return;
+            }
+            timeout = timeout.min(self.delack_at);
+        }
+        self.delack_at = timeout;
     }
 
     // ----- timers -----
@@ -777,6 +909,10 @@ impl Endpoint {
         self.delack_at = OFF;
         if self.segs_unacked > 0 {
             self.ack_now = true;
+            if self.lx.ato > 0 {
+                // Linux (tcp_delack_timer_handler): the delayed ACK was missed, inflate ato.
+                self.lx.ato = (self.lx.ato * 2).min(self.rtt.rto_unbacked());
+            }
         }
     }
 
@@ -965,6 +1101,16 @@ impl Endpoint {
         };
         ctx.out.push(ctx.pool.alloc(p));
         if f & flags::ACK != 0 {
+            // Linux (tcp_event_ack_sent, tcp_dec_quickack_mode): an ACK that was owed uses up
+            // one quick ACK; the last one deflates ato to its minimum.
+            if self.lx.quick > 0 && (self.ack_now || self.segs_unacked > 0) {
+                self.lx.quick -= 1;
+                if self.lx.quick == 0 {
+                    self.lx.ato = ctx.params.delayed_ack;
+                }
+            }
+            self.lx.ack_now_once = false;
+            self.bytes_unacked = 0;
             // Every segment carries the cumulative ACK, so nothing is owed any more.
             self.segs_unacked = 0;
             self.delack_at = OFF;
@@ -1010,6 +1156,9 @@ mod tests {
             limited_transmit: false,
             restart_after_idle: false,
             ect_retransmissions: false,
+            rto_estimator: super::super::params::RtoEstimator::Rfc6298,
+            delayed_ack_policy: DelayedAckPolicy::Rfc5681,
+            ecn_min_window: EcnMinWindow::Rfc3168Timer,
             ecn: false,
             ecn_plus: EcnPlus::Off,
             ecn_response: EcnResponse::Rfc3168,
@@ -1582,6 +1731,158 @@ mod tests {
         assert_eq!(out[0].kind, PacketKind::Data, "new data, not a retransmission");
         assert!(out[0].has(flags::CWR));
         assert_eq!(pair.s.stats.rtos, 0, "the wait is not a timeout");
+    }
+
+    #[test]
+    fn an_echo_at_one_segment_keeps_two_segments_with_the_linux_rule() {
+        let p = TcpParams { ecn: true, initial_window_segments: 1, ecn_min_window: EcnMinWindow::TwoSegments, ..params() };
+        let mut pair = Pair::new(p);
+        pair.establish();
+        let first = pair.on(true, |e, _| e.write(5000));
+        assert_eq!(first.len(), 1);
+        pair.now = 100 * NS_PER_MS;
+        // The same echo as above: ssthresh = max(beta FlightSize, 2 SMSS) = 2 segments, and the
+        // window is ssthresh, so two new segments go at once.
+        let out = pair.deliver(true, &ack_to_server(1001, flags::ECE));
+        assert_eq!(pair.s.window().cwnd, 2000);
+        assert_eq!(pair.s.stats.ecn_reductions, 1);
+        assert_eq!(out.len(), 2, "no wait for the timer");
+        assert!(out.iter().all(|p| p.kind == PacketKind::Data));
+        assert!(out[0].has(flags::CWR));
+        assert!(!pair.s.ecn_hold);
+    }
+
+    /// A data segment from the server to the client.
+    fn data_to_client(seq: u64, ecn: Ecn, f: u8) -> Packet {
+        Packet {
+            flow: 0,
+            flow_gen: 0,
+            seq,
+            ack: 1,
+            payload: 1000,
+            size: 1040,
+            wnd: 64_000,
+            flags: flags::ACK | f,
+            ecn,
+            kind: PacketKind::Data,
+            dir: Direction::Down,
+            hop: 0,
+            enqueued_at: 0,
+        }
+    }
+
+    fn linux_receiver(ecn: bool, rcv_wnd: u32) -> Pair {
+        let p = TcpParams { ecn, delayed_ack: 40 * NS_PER_MS, delayed_ack_policy: DelayedAckPolicy::Linux, ..params() };
+        let mut pair = Pair::new(p);
+        pair.c.rcv_wnd = rcv_wnd;
+        pair.establish();
+        pair
+    }
+
+    #[test]
+    fn linux_receiver_quick_acks_the_first_segments_then_every_second() {
+        // rcv_wnd / (2 MSS) = 4 quick ACKs (fewer than TCP_MAX_QUICKACKS).
+        let mut pair = linux_receiver(false, 8000);
+        let mut seq = 1;
+        for i in 0..4 {
+            pair.now += NS_PER_MS;
+            let a = pair.deliver(false, &data_to_client(seq, Ecn::NotEct, 0));
+            seq += 1000;
+            assert_eq!(a.len(), 1, "quick ACK {i}");
+        }
+        pair.now += NS_PER_MS;
+        assert!(pair.deliver(false, &data_to_client(seq, Ecn::NotEct, 0)).is_empty(), "quick ACKs used up");
+        assert_eq!(pair.c.delack_at, pair.now + 40 * NS_PER_MS, "ato = TCP_ATO_MIN");
+        seq += 1000;
+        pair.now += NS_PER_MS;
+        let a = pair.deliver(false, &data_to_client(seq, Ecn::NotEct, 0));
+        assert_eq!((a.len(), a[0].ack), (1, seq + 1000), "more than one full segment unacknowledged");
+        // With the full window, TCP_MAX_QUICKACKS (16) bounds the count.
+        let mut big = linux_receiver(false, 64_000);
+        let mut quick = 0;
+        for k in 0..20u64 {
+            big.now += NS_PER_MS;
+            if !big.deliver(false, &data_to_client(1 + 1000 * k, Ecn::NotEct, 0)).is_empty() && k < 17 {
+                quick += 1;
+            }
+            if big.c.delack_at != OFF {
+                break;
+            }
+        }
+        assert_eq!(quick, 16);
+    }
+
+    #[test]
+    fn linux_receiver_quick_acks_again_after_a_loss() {
+        let mut pair = linux_receiver(true, 4000); // 2 quick ACKs at the start
+        let mut seq = 1;
+        let send = |pair: &mut Pair, seq: u64, ecn: Ecn| {
+            pair.now += NS_PER_MS;
+            pair.deliver(false, &data_to_client(seq, ecn, 0))
+        };
+        for _ in 0..2 {
+            assert_eq!(send(&mut pair, seq, Ecn::Ect0).len(), 1);
+            seq += 1000;
+        }
+        assert!(send(&mut pair, seq, Ecn::Ect0).is_empty(), "delayed: quick ACKs used up");
+        seq += 1000;
+        assert_eq!(send(&mut pair, seq, Ecn::Ect0).len(), 1);
+        seq += 1000;
+        // A loss: the next segment is missing, the one after it arrives out of order and is
+        // acknowledged at once (a duplicate ACK).
+        let hole = seq;
+        let d = send(&mut pair, hole + 1000, Ecn::Ect0);
+        assert_eq!((d.len(), d[0].ack), (1, hole));
+        // The retransmission (Not-ECT on an ECN connection) fills the gap: ACK at once, and
+        // two quick ACKs (tcp_ecn_check_ce), so the next single segment is acknowledged too.
+        let f = send(&mut pair, hole, Ecn::NotEct);
+        assert_eq!((f.len(), f[0].ack), (1, hole + 2000));
+        let n = send(&mut pair, hole + 2000, Ecn::Ect0);
+        assert_eq!(n.len(), 1, "quick ACK after the retransmission");
+        assert!(send(&mut pair, hole + 3000, Ecn::Ect0).is_empty(), "back to delayed ACKs");
+        // The RFC 5681 receiver delays the segment after the gap was filled.
+        let p = TcpParams { ecn: true, ..params() };
+        let mut rfc = Pair::new(p);
+        rfc.establish();
+        for (k, want) in [(0u64, 0usize), (1, 1), (3, 1), (2, 1), (4, 0)] {
+            let ecn = if k == 2 { Ecn::NotEct } else { Ecn::Ect0 };
+            assert_eq!(send(&mut rfc, 1 + 1000 * k, ecn).len(), want, "segment {k}");
+        }
+    }
+
+    #[test]
+    fn linux_receiver_acks_a_duplicate_and_a_cwr_at_once_and_adapts_ato() {
+        let mut pair = linux_receiver(true, 1000); // rcv_wnd / (2 MSS) = 0 -> 2 quick ACKs
+        for k in 0..3u64 {
+            pair.now += NS_PER_MS;
+            let a = pair.deliver(false, &data_to_client(1 + 1000 * k, Ecn::Ect0, 0));
+            assert_eq!(a.len(), usize::from(k < 2), "segment {k}");
+        }
+        assert_eq!(pair.c.delack_at, pair.now + 40 * NS_PER_MS);
+        // The timer fires: the delayed ACK was missed, so ato doubles (tcp_delack_timer_handler).
+        pair.now = pair.c.delack_at;
+        let a = pair.on(false, |e, _| e.on_delack());
+        assert_eq!(a.len(), 1);
+        assert_eq!(pair.c.lx.ato, 80 * NS_PER_MS);
+        // A duplicate (already received) segment: ACK at once and quick-ACK mode (two quick
+        // ACKs, ato back to its minimum); its own ACK uses one, the next in-order segment the
+        // other.
+        pair.now += 100 * NS_PER_MS;
+        assert_eq!(pair.deliver(false, &data_to_client(1001, Ecn::Ect0, 0)).len(), 1);
+        assert_eq!(pair.c.lx.ato, 40 * NS_PER_MS);
+        pair.now += NS_PER_MS;
+        assert_eq!(pair.deliver(false, &data_to_client(3001, Ecn::Ect0, 0)).len(), 1, "quick ACK");
+        pair.now += NS_PER_MS;
+        assert!(pair.deliver(false, &data_to_client(4001, Ecn::Ect0, 0)).is_empty());
+        pair.now += NS_PER_MS;
+        assert_eq!(pair.deliver(false, &data_to_client(5001, Ecn::Ect0, 0)).len(), 1);
+        // A data segment with CWR is acknowledged at once (tcp_ecn_accept_cwr).
+        pair.now += NS_PER_MS;
+        let c = pair.deliver(false, &data_to_client(6001, Ecn::Ect0, flags::CWR));
+        assert_eq!(c.len(), 1);
+        // Without CWR the same segment would wait.
+        pair.now += NS_PER_MS;
+        assert!(pair.deliver(false, &data_to_client(7001, Ecn::Ect0, 0)).is_empty());
     }
 
     #[test]
