@@ -26,7 +26,9 @@
 use super::cc::{CongestionControl, NewReno, Signal, Window};
 use super::controller::Controller;
 use super::cubic::Cubic;
-use super::params::{CcKind, DelayedAckPolicy, EcnMinWindow, EcnPlus, EcnResponse, LossResponse, RtoBackoffEnd, TcpParams};
+use super::params::{
+    CcKind, DelayedAckPolicy, EcnMinWindow, EcnPlus, EcnResponse, LossResponse, RtoBackoffEnd, RtoEstimator, TcpParams,
+};
 use super::rtt::RttEstimator;
 use crate::engine::SimTime;
 use crate::packet::{flags, Direction, Ecn, Packet, PacketId, PacketKind, PacketPool};
@@ -149,6 +151,9 @@ pub struct Endpoint {
     rtt: RttEstimator,
     /// The segment being timed for an RTT sample: ACK at or beyond `rtt_seq` completes it.
     rtt_timing: bool,
+    /// Linux's estimator only: the data segments not yet acknowledged, as (start, end, sent
+    /// at, retransmitted), oldest first; every ACK of new data samples the RTT from them.
+    sent_times: std::collections::VecDeque<SentSeg>,
     rtt_seq: u64,
     rtt_sent: SimTime,
     /// Deadline of the retransmission timer (`SimTime::MAX` when off).
@@ -199,6 +204,15 @@ pub struct Endpoint {
 }
 
 const OFF: SimTime = SimTime::MAX;
+
+/// A data segment in flight, for Linux's per-ACK RTT samples.
+#[derive(Clone, Copy, Debug)]
+struct SentSeg {
+    start: u64,
+    end: u64,
+    sent: SimTime,
+    retx: bool,
+}
 
 /// Linux's TCP_MAX_QUICKACKS (include/net/tcp.h).
 const LINUX_MAX_QUICKACKS: u32 = 16;
@@ -272,6 +286,7 @@ impl Endpoint {
             new_data_held: false,
             rtt: RttEstimator::with_kind(p.rto_estimator, p.initial_rto, p.min_rto, p.max_rto, p.clock_granularity),
             rtt_timing: false,
+            sent_times: std::collections::VecDeque::new(),
             rtt_seq: 0,
             rtt_sent: 0,
             rto_at: OFF,
@@ -466,8 +481,29 @@ impl Endpoint {
             if ns2 && !keep_backoff {
                 self.ecn_backoff = false;
             }
-            // Karn: the timed segment is never a retransmission (timing stops on any).
-            if self.rtt_timing && ack >= self.rtt_seq {
+            if ctx.params.rto_estimator == RtoEstimator::Linux {
+                // Linux (tcp_clean_rtx_queue, tcp_ack_update_rtt): every ACK of new data
+                // samples the time since the oldest segment it acknowledges was sent, unless
+                // it acknowledges retransmitted data (no timestamps: Karn's rule).
+                let mut first = None;
+                let mut retx = false;
+                while let Some(seg) = self.sent_times.front().copied() {
+                    if seg.end > ack {
+                        break;
+                    }
+                    self.sent_times.pop_front();
+                    retx |= seg.retx;
+                    first.get_or_insert(seg.sent);
+                }
+                if let (Some(sent), false) = (first, retx) {
+                    let backoff = self.rtt.backoff();
+                    self.rtt.sample_at(ctx.now - sent, ack, self.snd_max);
+                    if keep_backoff {
+                        self.rtt.set_backoff(backoff);
+                    }
+                }
+            } else if self.rtt_timing && ack >= self.rtt_seq {
+                // Karn: the timed segment is never a retransmission (timing stops on any).
                 let backoff = self.rtt.backoff();
                 self.rtt.sample_at(ctx.now - self.rtt_sent, ack, self.snd_max);
                 if keep_backoff {
@@ -1009,6 +1045,16 @@ impl Endpoint {
             // `ect_retransmissions`, is ns-2's and ns-3's: ECT like new data).
             self.stats.retx_bytes += len;
             self.rtt_timing = false;
+            if ctx.params.rto_estimator == RtoEstimator::Linux {
+                // Mark the segments this one covers: an ACK of them gives no sample.
+                let first = self.sent_times.partition_point(|g| g.end <= seq);
+                for g in self.sent_times.range_mut(first..) {
+                    if g.start >= seq + len {
+                        break;
+                    }
+                    g.retx = true;
+                }
+            }
             let ect = self.ecn_ok && ctx.params.ect_retransmissions;
             (PacketKind::Retx, if ect { Ecn::Ect0 } else { Ecn::NotEct })
         } else {
@@ -1025,7 +1071,9 @@ impl Endpoint {
                 f |= flags::CWR;
                 self.cwr_pending = false;
             }
-            if !self.rtt_timing {
+            if ctx.params.rto_estimator == RtoEstimator::Linux {
+                self.sent_times.push_back(SentSeg { start: seq, end: seq + len, sent: ctx.now, retx: false });
+            } else if !self.rtt_timing {
                 self.rtt_timing = true;
                 self.rtt_seq = seq + len;
                 self.rtt_sent = ctx.now;
@@ -1156,7 +1204,7 @@ mod tests {
             limited_transmit: false,
             restart_after_idle: false,
             ect_retransmissions: false,
-            rto_estimator: super::super::params::RtoEstimator::Rfc6298,
+            rto_estimator: RtoEstimator::Rfc6298,
             delayed_ack_policy: DelayedAckPolicy::Rfc5681,
             ecn_min_window: EcnMinWindow::Rfc3168Timer,
             ecn: false,
@@ -1750,6 +1798,42 @@ mod tests {
         assert!(out.iter().all(|p| p.kind == PacketKind::Data));
         assert!(out[0].has(flags::CWR));
         assert!(!pair.s.ecn_hold);
+    }
+
+    #[test]
+    fn linux_estimator_samples_every_ack_but_not_retransmitted_data() {
+        let p = TcpParams { initial_window_segments: 4, rto_estimator: RtoEstimator::Linux, min_rto: 200 * NS_PER_MS, ..params() };
+        let mut pair = Pair::new(p);
+        pair.establish(); // the scripted handshake takes no time: a sample of 1 us
+        let sent = pair.on(true, |e, _| e.write(8000));
+        assert_eq!(sent.len(), 4);
+        // Two ACKs, 100 ms and 150 ms after the segments left: two samples. srtt_us = 8 + (100000
+        // - 1) = 100007 (12.5 ms), then + (150000 - 12500) = 237507 (29.688 ms).
+        pair.now = 100 * NS_PER_MS;
+        pair.deliver(true, &ack_to_server(2001, 0));
+        assert_eq!(pair.s.srtt(), Some(12_500_000));
+        pair.now = 150 * NS_PER_MS;
+        pair.deliver(true, &ack_to_server(4001, 0));
+        assert_eq!(pair.s.srtt(), Some(29_688_000));
+        // RFC 6298 timing would have sampled once (the first segment only).
+        let mut rfc = Pair::new(TcpParams { initial_window_segments: 4, ..params() });
+        rfc.establish();
+        rfc.on(true, |e, _| e.write(8000));
+        rfc.now = 100 * NS_PER_MS;
+        rfc.deliver(true, &ack_to_server(2001, 0));
+        let rfc_one = rfc.s.srtt().unwrap();
+        rfc.now = 150 * NS_PER_MS;
+        rfc.deliver(true, &ack_to_server(4001, 0));
+        assert_eq!((rfc_one, rfc.s.srtt().unwrap()), (12_500_000, 12_500_000), "one timed segment per round trip");
+        // A retransmitted segment: its ACK gives no sample (Karn), later new data does.
+        let before = pair.s.srtt();
+        pair.now = 2 * NS_PER_S;
+        pair.on(true, |e, ctx| {
+            e.on_rto(ctx);
+        });
+        pair.now += 300 * NS_PER_MS;
+        pair.deliver(true, &ack_to_server(5001, 0));
+        assert_eq!(pair.s.srtt(), before, "the ACK of a retransmission is not sampled");
     }
 
     /// A data segment from the server to the client.

@@ -99,8 +99,9 @@ pub enum RtoEstimator {
     /// RFC 6298 section 2: RTO = SRTT + max(G, 4 RTTVAR), clamped to [min RTO, max RTO].
     #[default]
     Rfc6298,
-    /// Linux (net/ipv4/tcp_input.c `tcp_rtt_estimator`, `tcp_set_rto`; include/net/tcp.h
-    /// `__tcp_set_rto`): in microseconds, srtt scaled by 8 and mdev by 4; rttvar is the largest
+    /// Linux (net/ipv4/tcp_input.c `tcp_clean_rtx_queue`, `tcp_rtt_estimator`, `tcp_set_rto`;
+    /// include/net/tcp.h `__tcp_set_rto`): a sample at every ACK of new data (from the oldest
+    /// segment it acknowledges; none if it acknowledges retransmitted data); in microseconds, srtt scaled by 8 and mdev by 4; rttvar is the largest
     /// mdev of the last flight of data but never below min RTO (`tcp_rto_min`), and decays by a
     /// quarter toward it once per flight; RTO = srtt + rttvar, rounded up to the clock
     /// granularity (a jiffy), at most max RTO. Min RTO is never applied to the RTO itself.
