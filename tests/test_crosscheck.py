@@ -98,6 +98,12 @@ def scenario(*overrides: str) -> dict[str, Any]:
             ),
         ),
         (["tcp.header_bytes=52"], "tcp.header_bytes = 52: ns-2's DelayBox"),
+        (['tcp.rto_estimator="linux"'], 'tcp.rto_estimator = "linux"'),
+        (['tcp.delayed_ack_policy="linux"'], 'tcp.delayed_ack_policy = "linux"'),
+        (
+            ['tcp.profile="freebsd"', "tcp.abc=false", "tcp.limited_transmit=false"],
+            'tcp.rto_estimator = "freebsd"',
+        ),
     ],
 )
 def test_refusals_name_the_field(overrides: list[str], message: str) -> None:

@@ -201,6 +201,14 @@ def _check_tcp(params: Mapping[str, Any], path: str) -> None:
             "ns-2.35's FullTcp has no HyStart or HyStart++ (slow start ends only at a loss or "
             "an ECN echo)",
         )
+    # The kernels' timers and one-segment ECN rule (the linux and freebsd profiles set them).
+    for field, default, why in (
+        ("rto_estimator", "rfc6298", "FullTcp computes its RTO its own way (tcp.cc, rtt_update)"),
+        ("delayed_ack_policy", "rfc5681", "FullTcp's delayed ACK is a fixed interval_ timer"),
+        ("ecn_min_window", "rfc3168_timer", "not translated to FullTcp"),
+    ):
+        if params.get(field, default) != default:
+            raise Untranslatable(f"{path}.{field}", params[field], why)
     if params.get("beta", 0.5) != 0.5:
         raise Untranslatable(
             f"{path}.beta",

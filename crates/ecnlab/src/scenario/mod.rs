@@ -606,6 +606,62 @@ mod tests {
     }
 
     #[test]
+    fn stack_profiles_set_their_timers_receivers_and_ecn_rule() {
+        use crate::tcp::params::{CcKind, DelayedAckPolicy, EcnMinWindow, RtoEstimator};
+        let linux = with(r#"{"tcp": {"profile": "linux"}}"#).unwrap().tcp.resolve();
+        assert_eq!(
+            (linux.initial_rto, linux.min_rto, linux.max_rto, linux.initial_window_segments, linux.delayed_ack),
+            (1_000_000_000, 200_000_000, 120_000_000_000, 10, 40_000_000)
+        );
+        assert_eq!(
+            (linux.rto_estimator, linux.delayed_ack_policy, linux.ecn_min_window, linux.ect_retransmissions),
+            (RtoEstimator::Linux, DelayedAckPolicy::Linux, EcnMinWindow::TwoSegments, false)
+        );
+        assert!(!linux.abc && !linux.limited_transmit);
+        let bsd = with(r#"{"tcp": {"profile": "freebsd"}}"#).unwrap().tcp.resolve();
+        assert_eq!(
+            (bsd.initial_rto, bsd.min_rto, bsd.max_rto, bsd.initial_window_segments, bsd.delayed_ack, bsd.ack_every_segments),
+            (1_000_000_000, 30_000_000, 64_000_000_000, 3, 100_000_000, 2)
+        );
+        assert_eq!(
+            (bsd.rto_estimator, bsd.delayed_ack_policy, bsd.ecn_min_window, bsd.ect_retransmissions),
+            (RtoEstimator::Freebsd, DelayedAckPolicy::Rfc5681, EcnMinWindow::TwoSegments, false)
+        );
+        assert!(bsd.abc && bsd.limited_transmit);
+        assert!(matches!(bsd.cc, CcKind::NewReno { .. }));
+        // The study profiles keep the RFC behaviour (and write none of the new fields out).
+        for name in ["seed-2005", "rfc6298"] {
+            let s = with(&format!(r#"{{"tcp": {{"profile": "{name}"}}}}"#)).unwrap();
+            let p = s.tcp.resolve();
+            assert_eq!(
+                (p.rto_estimator, p.delayed_ack_policy, p.ecn_min_window),
+                (RtoEstimator::Rfc6298, DelayedAckPolicy::Rfc5681, EcnMinWindow::Rfc3168Timer)
+            );
+            let json = s.to_json();
+            for field in ["rto_estimator", "delayed_ack_policy", "ecn_min_window"] {
+                assert!(!json.contains(field), "{name}: {field}");
+            }
+        }
+        // The stack profiles' choices are written out (a run's id changes with them), and each
+        // can be overridden.
+        let s = with(r#"{"tcp": {"profile": "linux"}}"#).unwrap();
+        assert!(s.to_json().contains(r#""rto_estimator": "linux""#));
+        assert!(s.to_json().contains(r#""ecn_min_window": "two_segments""#));
+        let s = with(r#"{"tcp": {"profile": "linux", "rto_estimator": "rfc6298", "delayed_ack_policy": "rfc5681", "ecn_min_window": "rfc3168_timer"}}"#).unwrap();
+        let p = s.tcp.resolve();
+        assert_eq!(
+            (p.rto_estimator, p.delayed_ack_policy, p.ecn_min_window),
+            (RtoEstimator::Rfc6298, DelayedAckPolicy::Rfc5681, EcnMinWindow::Rfc3168Timer)
+        );
+        let e = with(r#"{"tcp": {"rto_estimator": "windows"}}"#).unwrap_err();
+        assert!(e.to_string().contains("rto_estimator"), "{e}");
+        let e = with(r#"{"tcp": {"ecn": true, "ecn_response": "ns2", "ecn_min_window": "two_segments"}}"#).unwrap_err();
+        assert!(e.to_string().starts_with("tcp.ecn_min_window"), "{e}");
+        // ns-2's response with the linux profile: the profile's rule is simply not used.
+        assert!(with(r#"{"tcp": {"profile": "linux", "ecn": true, "ecn_response": "ns2"}}"#).is_ok());
+    }
+
+    #[test]
     fn rto_backoff_end_is_written_out_only_when_not_the_default() {
         let s = with(r#"{"tcp": {"rto_backoff_end": "new_ack"}}"#).unwrap();
         assert_eq!(s.tcp.resolve().rto_backoff_end, RtoBackoffEnd::NewAck);

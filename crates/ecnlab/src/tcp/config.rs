@@ -7,7 +7,8 @@ use serde::{Deserialize, Serialize};
 use super::cubic::{CubicParams, CubicRtt};
 use super::hystart::{HystartDetect, HystartKind, HystartName};
 use super::params::{
-    rfc3390_iw_segments, CcKind, EcnPlus, EcnResponse, LossResponse, RtoBackoffEnd, TcpParams, TimeoutSsthresh,
+    rfc3390_iw_segments, CcKind, DelayedAckPolicy, EcnMinWindow, EcnPlus, EcnResponse, LossResponse, RtoBackoffEnd, RtoEstimator,
+    TcpParams, TimeoutSsthresh,
 };
 use crate::config::{check, non_negative, positive, ConfigError};
 use crate::engine::time::{from_millis, from_secs, NS_PER_MS};
@@ -22,9 +23,16 @@ pub enum Profile {
     #[default]
     #[serde(rename = "rfc6298")]
     Rfc6298,
-    /// Linux: initial RTO 1 s, min RTO 200 ms, max RTO 120 s, IW 10, delayed ACK 40 ms.
+    /// Linux (4.18 and later): initial RTO 1 s, min RTO 200 ms, max RTO 120 s, IW 10, Linux's
+    /// RTO estimator and delayed ACKs (ato from 40 ms, at most 200 ms, quick ACKs), an ECN
+    /// reduction that stops at two segments.
     #[serde(rename = "linux")]
     Linux,
+    /// FreeBSD 10 (seed 002's NewReno hosts): initial RTO 1 s, min RTO 30 ms plus a 200 ms
+    /// slop, max RTO 64 s, IW per RFC 3390, delayed ACK 100 ms, FreeBSD's RTO estimator, ABC,
+    /// limited transmit, an ECN reduction that stops at two segments.
+    #[serde(rename = "freebsd")]
+    Freebsd,
 }
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -184,6 +192,17 @@ pub struct TcpConfig {
     /// `delay` (2) or `both` (3, default); only with `hystart = "linux"`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hystart_detect: Option<HystartDetect>,
+    /// The RTO estimator: `rfc6298` (default), `linux` or `freebsd` (their kernels' arithmetic).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rto_estimator: Option<RtoEstimator>,
+    /// When the receiver acknowledges: `rfc5681` (default: every `ack_every_segments`-th
+    /// segment, else after `delayed_ack_ms`) or `linux` (quick ACKs and an adaptive timer).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub delayed_ack_policy: Option<DelayedAckPolicy>,
+    /// RFC 3168's response to an echo at a one-segment window: `rfc3168_timer` (default: keep
+    /// one segment, wait for the retransmission timer) or `two_segments` (Linux, FreeBSD).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ecn_min_window: Option<EcnMinWindow>,
     /// Only in `tcp.clients` / `tcp.servers`: the fraction of that side's hosts with ECN
     /// (chosen at random per seed, independently of everything else); the others have none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -265,6 +284,9 @@ impl TcpConfig {
             pacing_ca_ratio_percent: o.pacing_ca_ratio_percent.or(self.pacing_ca_ratio_percent),
             hystart: o.hystart.or(self.hystart),
             hystart_detect: o.hystart_detect.or(self.hystart_detect),
+            rto_estimator: o.rto_estimator.or(self.rto_estimator),
+            delayed_ack_policy: o.delayed_ack_policy.or(self.delayed_ack_policy),
+            ecn_min_window: o.ecn_min_window.or(self.ecn_min_window),
             ecn_fraction: o.ecn_fraction,
             clients: None,
             servers: None,
@@ -274,10 +296,24 @@ impl TcpConfig {
     /// The profile's values with this table's overrides applied (side tables ignored).
     pub fn resolve(&self) -> TcpParams {
         let mss = self.mss_bytes.unwrap_or(1460);
-        let (init_rto, min_rto, max_rto, iw, delack) = match self.profile.unwrap_or_default() {
+        let profile = self.profile.unwrap_or_default();
+        let (init_rto, min_rto, max_rto, iw, delack) = match profile {
             Profile::Seed2005 => (3.0, 1.0, 60.0, 2, 200.0),
             Profile::Rfc6298 => (1.0, 1.0, 60.0, rfc3390_iw_segments(mss), 200.0),
+            // include/net/tcp.h: TCP_TIMEOUT_INIT, TCP_RTO_MIN, TCP_RTO_MAX, TCP_INIT_CWND,
+            // TCP_ATO_MIN (= TCP_DELACK_MIN).
             Profile::Linux => (1.0, 0.2, 120.0, 10, 40.0),
+            // sys/netinet/tcp_timer.h: TCPTV_RTOBASE, TCPTV_MIN (net.inet.tcp.rexmit_min),
+            // TCPTV_REXMTMAX, TCPTV_DELACK (net.inet.tcp.delacktime); RFC 3390's IW
+            // (net.inet.tcp.rfc3390).
+            Profile::Freebsd => (1.0, 0.03, 64.0, rfc3390_iw_segments(mss), 100.0),
+        };
+        // The kernels' own estimators, receivers and one-segment ECN rule; FreeBSD's ABC
+        // (net.inet.tcp.rfc3465) and limited transmit (net.inet.tcp.rfc3042) are on by default.
+        let (estimator, ack_policy, min_window, stack_abc_lt) = match profile {
+            Profile::Seed2005 | Profile::Rfc6298 => (RtoEstimator::Rfc6298, DelayedAckPolicy::Rfc5681, EcnMinWindow::Rfc3168Timer, false),
+            Profile::Linux => (RtoEstimator::Linux, DelayedAckPolicy::Linux, EcnMinWindow::TwoSegments, false),
+            Profile::Freebsd => (RtoEstimator::Freebsd, DelayedAckPolicy::Rfc5681, EcnMinWindow::TwoSegments, true),
         };
         TcpParams {
             mss_bytes: mss,
@@ -313,8 +349,8 @@ impl TcpConfig {
                 }
             },
             iw_one_after_syn_loss: self.iw_one_after_syn_loss.unwrap_or(true),
-            abc: self.abc.unwrap_or(false),
-            limited_transmit: self.limited_transmit.unwrap_or(false),
+            abc: self.abc.unwrap_or(stack_abc_lt),
+            limited_transmit: self.limited_transmit.unwrap_or(stack_abc_lt),
             restart_after_idle: self.restart_after_idle.unwrap_or(false),
             ect_retransmissions: self.ect_retransmissions.unwrap_or(false),
             sack: self.sack.unwrap_or(false),
@@ -329,6 +365,9 @@ impl TcpConfig {
                 HystartName::Linux => HystartKind::Linux(self.hystart_detect.unwrap_or_default()),
                 HystartName::Rfc9406 => HystartKind::Rfc9406,
             },
+            rto_estimator: self.rto_estimator.unwrap_or(estimator),
+            delayed_ack_policy: self.delayed_ack_policy.unwrap_or(ack_policy),
+            ecn_min_window: self.ecn_min_window.unwrap_or(min_window),
             ecn: self.ecn.unwrap_or(false),
             ecn_plus: match self.ecn_plus.unwrap_or_default() {
                 EcnPlusName::Off => EcnPlus::Off,
@@ -395,6 +434,9 @@ impl TcpConfig {
                 HystartKind::Linux(d) => Some(d),
                 _ => None,
             },
+            rto_estimator: Some(p.rto_estimator).filter(|e| *e != RtoEstimator::Rfc6298),
+            delayed_ack_policy: Some(p.delayed_ack_policy).filter(|d| *d != DelayedAckPolicy::Rfc5681),
+            ecn_min_window: Some(p.ecn_min_window).filter(|m| *m != EcnMinWindow::Rfc3168Timer),
             ecn_fraction: None,
             clients: self.clients.clone(),
             servers: self.servers.clone(),
@@ -510,6 +552,14 @@ impl TcpConfig {
             check(!cubic, &format!("{path}.ecn_response"), "ns2", "ns-2's FullTcp response needs congestion_control = \"newreno\" or \"reno\"")?;
             check(self.abe != Some(true), &format!("{path}.ecn_response"), "ns2", "ns-2's FullTcp response halves the window: it cannot be combined with abe = true")?;
         }
+        if self.ecn_min_window == Some(EcnMinWindow::TwoSegments) {
+            check(
+                p.ecn_response == EcnResponse::Rfc3168,
+                &format!("{path}.ecn_min_window"),
+                "two_segments",
+                "applies to ecn_response = \"rfc3168\" only (ns-2's response has its own rule below one segment)",
+            )?;
+        }
         if self.loss_response == Some(LossResponse::Ns2) {
             check(!cubic, &format!("{path}.loss_response"), "ns2", "ns-2's FullTcp loss response needs congestion_control = \"newreno\" or \"reno\"")?;
             check(!p.sack, &format!("{path}.loss_response"), "ns2", "ns-2's FullTcp loss response is for NewReno and Reno without SACK: it cannot be combined with sack = true")?;
@@ -547,6 +597,10 @@ impl TcpConfig {
             non_negative(v, &path("delayed_ack_ms"))?;
         }
         check(p.ack_every_segments >= 1, &path("ack_every_segments"), p.ack_every_segments, "must be at least 1")?;
+        if let Some(n) = self.ack_every_segments.filter(|&n| n != 2) {
+            let rule = "Linux's receiver acknowledges every second full segment: set delayed_ack_policy = \"rfc5681\" to choose another count";
+            check(p.delayed_ack_policy != DelayedAckPolicy::Linux, &path("ack_every_segments"), n, rule)?;
+        }
         Ok(())
     }
 }

@@ -33,7 +33,9 @@ use super::cc::{CongestionControl, NewReno, RttInfo, Signal, Window};
 use super::controller::Controller;
 use super::cubic::Cubic;
 use super::hystart::{HystartKind, HystartStats};
-use super::params::{CcKind, EcnPlus, EcnResponse, LossResponse, RtoBackoffEnd, TcpParams, TimeoutSsthresh};
+use super::params::{
+    CcKind, DelayedAckPolicy, EcnMinWindow, EcnPlus, EcnResponse, LossResponse, RtoBackoffEnd, RtoEstimator, TcpParams, TimeoutSsthresh,
+};
 use super::rtt::RttEstimator;
 use super::rack::{probe_timeout, Rack, Tlp};
 use super::sack::{insert_range, NextSeg, Prr, SackBlocks, SackReceiver, Scoreboard};
@@ -181,14 +183,15 @@ pub struct Endpoint {
     rtt: RttEstimator,
     /// The segment being timed for an RTT sample: ACK at or beyond `rtt_seq` completes it.
     rtt_timing: bool,
+    /// With Linux's estimator or a slow-start exit: the data segments not yet acknowledged,
+    /// oldest first; every ACK of new data samples the RTT from them.
+    sent_times: VecDeque<SentSeg>,
     rtt_seq: u64,
     rtt_sent: SimTime,
-    /// Per-ACK RTT samples for a slow-start exit (only then): the end and send time of each
-    /// new-data segment not yet acknowledged, oldest first.
+    /// A slow-start exit needs each ACK's own RTT sample (`ack_rtt`).
     per_ack_rtt: bool,
-    sent_times: VecDeque<(u64, SimTime)>,
-    /// One past the highest retransmitted byte: an ACK of bytes below it gives no sample.
-    retx_end: u64,
+    /// `sent_times` is kept (Linux's estimator or `per_ack_rtt`).
+    track_sent: bool,
     /// This ACK's own RTT sample, for the controller.
     ack_rtt: Option<SimTime>,
     /// Deadline of the retransmission timer (`SimTime::MAX` when off).
@@ -251,11 +254,44 @@ pub struct Endpoint {
     /// Deadline of the delayed-ACK timer (`SimTime::MAX` when off).
     pub delack_at: SimTime,
     ack_now: bool,
+    /// Unacknowledged in-order payload bytes (Linux: `rcv_nxt - rcv_wup`).
+    bytes_unacked: u64,
+    /// Linux's delayed-ACK engine (`icsk_ack`), used with `DelayedAckPolicy::Linux`.
+    lx: LinuxAck,
 
     pub stats: EndpointStats,
 }
 
 const OFF: SimTime = SimTime::MAX;
+
+/// A data segment in flight, for per-ACK RTT samples.
+#[derive(Clone, Copy, Debug)]
+struct SentSeg {
+    start: u64,
+    end: u64,
+    sent: SimTime,
+    retx: bool,
+}
+
+/// Linux's TCP_MAX_QUICKACKS (include/net/tcp.h).
+const LINUX_MAX_QUICKACKS: u32 = 16;
+/// Linux's TCP_DELACK_MAX (include/net/tcp.h, HZ / 5): the longest delayed-ACK timer.
+const LINUX_DELACK_MAX: SimTime = 200_000_000;
+
+/// The receiver state of Linux's delayed ACKs (struct inet_connection_sock, `icsk_ack`).
+#[derive(Clone, Copy, Debug, Default)]
+struct LinuxAck {
+    /// ACKs still to send at once (`quick`).
+    quick: u32,
+    /// The delayed-ACK timeout (`ato`); 0 before the first data segment.
+    ato: SimTime,
+    /// When the last data segment arrived (`lrcvtime`).
+    lrcvtime: SimTime,
+    /// An ECT segment has arrived (`TCP_ECN_SEEN`).
+    ecn_seen: bool,
+    /// This segment must be acknowledged at once (`ICSK_ACK_NOW`).
+    ack_now_once: bool,
+}
 
 /// The cause of a window reduction.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -319,13 +355,13 @@ impl Endpoint {
             reo_at: OFF,
             pto_rearm: false,
             new_data_held: false,
-            rtt: RttEstimator::new(p.initial_rto, p.min_rto, p.max_rto, p.clock_granularity),
+            rtt: RttEstimator::with_kind(p.rto_estimator, p.initial_rto, p.min_rto, p.max_rto, p.clock_granularity),
             rtt_timing: false,
+            sent_times: VecDeque::new(),
             rtt_seq: 0,
             rtt_sent: 0,
             per_ack_rtt: p.hystart != HystartKind::Off,
-            sent_times: VecDeque::new(),
-            retx_end: 0,
+            track_sent: p.hystart != HystartKind::Off || p.rto_estimator == RtoEstimator::Linux,
             ack_rtt: None,
             rto_at: OFF,
             ecn_ok: false,
@@ -350,6 +386,8 @@ impl Endpoint {
             segs_unacked: 0,
             delack_at: OFF,
             ack_now: false,
+            bytes_unacked: 0,
+            lx: LinuxAck::default(),
             stats: EndpointStats::default(),
         }
     }
@@ -513,7 +551,7 @@ impl Endpoint {
     /// the initial window (one segment after a lost SYN or SYN-ACK, RFC 5681 section 3.1).
     fn handshake_done(&mut self, ctx: &mut SegmentCtx) {
         if self.rtt_timing {
-            self.rtt.sample(ctx.now - self.rtt_sent);
+            self.rtt.sample_at(ctx.now - self.rtt_sent, 1, self.snd_max);
             self.rtt_timing = false;
         }
         self.snd_una = 1;
@@ -577,10 +615,24 @@ impl Endpoint {
             if ns2 && !keep_backoff {
                 self.ecn_backoff = false;
             }
-            // Karn: the timed segment is never a retransmission (timing stops on any).
-            if self.rtt_timing && ack >= self.rtt_seq {
+            let rtts = if self.track_sent { self.acked_segment_rtts(ack, ctx.now) } else { None };
+            if self.per_ack_rtt {
+                self.ack_rtt = rtts.map(|r| r.1);
+            }
+            if ctx.params.rto_estimator == RtoEstimator::Linux {
+                // Linux (tcp_clean_rtx_queue, tcp_ack_update_rtt): every ACK of new data
+                // samples the time since the oldest segment it acknowledges was sent.
+                if let Some((oldest, _)) = rtts {
+                    let backoff = self.rtt.backoff();
+                    self.rtt.sample_at(oldest, ack, self.snd_max);
+                    if keep_backoff {
+                        self.rtt.set_backoff(backoff);
+                    }
+                }
+            } else if self.rtt_timing && ack >= self.rtt_seq {
+                // Karn: the timed segment is never a retransmission (timing stops on any).
                 let backoff = self.rtt.backoff();
-                self.rtt.sample(ctx.now - self.rtt_sent);
+                self.rtt.sample_at(ctx.now - self.rtt_sent, ack, self.snd_max);
                 if keep_backoff {
                     self.rtt.set_backoff(backoff);
                 }
@@ -588,9 +640,6 @@ impl Endpoint {
             }
             if ctx.params.rto_backoff_end == RtoBackoffEnd::NewAck && !keep_backoff {
                 self.rtt.set_backoff(0);
-            }
-            if self.per_ack_rtt {
-                self.ack_rtt = self.per_ack_sample(ack, ctx.now);
             }
             self.snd_una = ack;
             self.snd_nxt = self.snd_nxt.max(ack);
@@ -699,21 +748,22 @@ impl Endpoint {
         }
     }
 
-    /// The RTT sample of an ACK of new data up to `ack` (before `snd_una` moves): from the
-    /// newest segment it acknowledges in full; none if a byte it acknowledges was retransmitted.
-    fn per_ack_sample(&mut self, ack: u64, now: SimTime) -> Option<SimTime> {
-        let mut newest = None;
-        while let Some(&(end, at)) = self.sent_times.front() {
-            if end > ack {
+    /// Forgets the segments an ACK up to `ack` covers and returns the time since the oldest
+    /// and since the newest of them was sent (Linux's `seq_rtt_us` and `ca_rtt_us` in
+    /// tcp_clean_rtx_queue); none if any was retransmitted (no timestamps: Karn's rule).
+    fn acked_segment_rtts(&mut self, ack: u64, now: SimTime) -> Option<(SimTime, SimTime)> {
+        let mut sent = None;
+        let mut retx = false;
+        while let Some(seg) = self.sent_times.front().copied() {
+            if seg.end > ack {
                 break;
             }
-            newest = Some(at);
             self.sent_times.pop_front();
+            retx |= seg.retx;
+            let (oldest, _) = sent.unwrap_or((seg.sent, seg.sent));
+            sent = Some((oldest, seg.sent));
         }
-        if self.snd_una < self.retx_end {
-            return None;
-        }
-        newest.map(|at| now - at)
+        sent.filter(|_| !retx).map(|(oldest, newest)| (now - oldest, now - newest))
     }
 
     /// Whether a third duplicate ACK of `ack` starts a fast retransmit. RFC 6582: when it is
@@ -945,7 +995,9 @@ impl Endpoint {
         match ctx.params.ecn_response {
             EcnResponse::Rfc3168 => {
                 self.cc.on_congestion_event(&mut self.w, Signal::Ecn, flight, now);
-                if at_one_segment {
+                // With `EcnMinWindow::TwoSegments` (Linux, FreeBSD) the window is the
+                // controller's ssthresh, at least two segments, and the sender goes on.
+                if at_one_segment && ctx.params.ecn_min_window == EcnMinWindow::Rfc3168Timer {
                     self.w.cwnd = mss;
                     self.ecn_hold = true;
                     self.rto_at = now + self.rtt.rto();
@@ -999,10 +1051,17 @@ impl Endpoint {
         if pkt.kind == PacketKind::Retx {
             self.stats.retx_bytes_received += len;
         }
+        let linux = ctx.params.delayed_ack_policy == DelayedAckPolicy::Linux;
         // RFC 3168 6.1.3: CWR stops the echo, CE (re)starts it.
         if pkt.has(flags::CWR) {
             self.ece_pending = false;
+            // Linux (tcp_ecn_accept_cwr): a data segment with CWR is acknowledged at once, the
+            // sender's window may be tiny.
+            if linux && len > 0 && self.ecn_ok {
+                self.lx.ack_now_once = true;
+            }
         }
+        let demanding_cwr = self.ece_pending;
         if pkt.ecn == Ecn::Ce {
             self.ece_pending = true;
             self.stats.ce_received += 1;
@@ -1018,7 +1077,14 @@ impl Endpoint {
             if self.sack_ok && end > seq {
                 self.sack_rx.on_duplicate(seq, end); // RFC 2883
             }
+            if linux {
+                // tcp_data_queue: "A retransmit ... Force an immediate ack".
+                self.linux_enter_quickack(ctx, LINUX_MAX_QUICKACKS);
+            }
             return;
+        }
+        if linux && self.ecn_ok && len > 0 {
+            self.linux_check_ce(pkt.ecn, demanding_cwr, ctx);
         }
         if seq > self.rcv_nxt {
             // Out of order: keep it and send an immediate duplicate ACK (RFC 5681 4.2).
@@ -1036,6 +1102,7 @@ impl Endpoint {
             return;
         }
         let filled_gap = !self.ooo.is_empty();
+        self.bytes_unacked += end.saturating_sub(self.rcv_nxt);
         self.rcv_nxt = self.rcv_nxt.max(end);
         while let Some(&(s, e)) = self.ooo.first() {
             if s > self.rcv_nxt {
@@ -1061,6 +1128,8 @@ impl Endpoint {
             }
         } else if filled_gap {
             self.ack_now = true; // a segment that fills a gap is acknowledged at once
+        } else if linux {
+            self.linux_data_recv(ctx);
         } else {
             self.segs_unacked += 1;
             if self.segs_unacked >= ctx.params.ack_every_segments {
@@ -1069,6 +1138,93 @@ impl Endpoint {
                 self.delack_at = ctx.now + ctx.params.delayed_ack;
             }
         }
+    }
+
+    /// Linux's `tcp_incr_quickack`: at least min(max, rcv_wnd / (2 rcv_mss), or 2 when that is
+    /// 0) quick ACKs.
+    fn linux_incr_quickack(&mut self, ctx: &SegmentCtx, max: u32) {
+        let mut q = self.rcv_wnd / (2 * ctx.params.mss_bytes.max(1));
+        if q == 0 {
+            q = 2;
+        }
+        self.lx.quick = self.lx.quick.max(q.min(max));
+    }
+
+    /// Linux's `tcp_enter_quickack_mode`: quick ACKs, and the ACK timeout back to its minimum.
+    fn linux_enter_quickack(&mut self, ctx: &SegmentCtx, max: u32) {
+        self.linux_incr_quickack(ctx, max);
+        self.lx.ato = ctx.params.delayed_ack;
+    }
+
+    /// Linux's `__tcp_ecn_check_ce` (4.18 and later): two quick ACKs at the first CE mark (the
+    /// sender may have a tiny window) and at a Not-ECT segment after ECT ones (most likely a
+    /// retransmission).
+    fn linux_check_ce(&mut self, ecn: Ecn, demanding_cwr: bool, ctx: &SegmentCtx) {
+        match ecn {
+            Ecn::NotEct => {
+                if self.lx.ecn_seen {
+                    self.linux_enter_quickack(ctx, 2);
+                }
+            }
+            Ecn::Ce => {
+                if !demanding_cwr {
+                    self.linux_enter_quickack(ctx, 2);
+                }
+                self.lx.ecn_seen = true;
+            }
+            _ => self.lx.ecn_seen = true,
+        }
+    }
+
+    /// In-order data under Linux's policy: `tcp_event_data_recv` (the ACK timeout follows the
+    /// arrival gaps), then `__tcp_ack_snd_check` and `tcp_send_delayed_ack`.
+    fn linux_data_recv(&mut self, ctx: &SegmentCtx) {
+        let now = ctx.now;
+        let ato_min = ctx.params.delayed_ack;
+        let rto = self.rtt.rto_unbacked();
+        self.segs_unacked += 1;
+        if self.lx.ato == 0 {
+            // The first data segment: quick ACKs while the sender's slow start begins.
+            self.linux_incr_quickack(ctx, LINUX_MAX_QUICKACKS);
+            self.lx.ato = ato_min;
+        } else {
+            let m = now - self.lx.lrcvtime;
+            if m <= ato_min / 2 {
+                self.lx.ato = self.lx.ato / 2 + ato_min / 2;
+            } else if m < self.lx.ato {
+                self.lx.ato = (self.lx.ato / 2 + m).min(rto);
+            } else if m > rto {
+                // A long gap: the sender probably restarted from a small window.
+                self.linux_incr_quickack(ctx, LINUX_MAX_QUICKACKS);
+            }
+        }
+        self.lx.lrcvtime = now;
+        // More than one full segment unacknowledged, quick-ACK mode, or a one-time demand.
+        if self.bytes_unacked > ctx.params.mss_bytes as u64 || self.lx.quick > 0 || self.lx.ack_now_once {
+            self.ack_now = true;
+            return;
+        }
+        let mut ato = self.lx.ato;
+        if ato > ato_min {
+            // tcp_send_delayed_ack: at most HZ / 2 and, once there is an RTT estimate, at most
+            // srtt (but not below TCP_DELACK_MIN).
+            let mut max_ato: SimTime = 500_000_000;
+            if let Some(srtt) = self.rtt.srtt() {
+                max_ato = max_ato.min(srtt.max(ato_min));
+            }
+            ato = ato.min(max_ato);
+        }
+        ato = ato.min(LINUX_DELACK_MAX);
+        let mut timeout = now + ato;
+        if self.delack_at != OFF {
+            // A timer about to fire: acknowledge now; otherwise keep the earlier deadline.
+            if self.delack_at <= now + ato / 4 {
+                self.ack_now = true;
+                return;
+            }
+            timeout = timeout.min(self.delack_at);
+        }
+        self.delack_at = timeout;
     }
 
     // ----- timers -----
@@ -1169,6 +1325,10 @@ impl Endpoint {
         self.delack_at = OFF;
         if self.segs_unacked > 0 {
             self.ack_now = true;
+            if self.lx.ato > 0 {
+                // Linux (tcp_delack_timer_handler): the delayed ACK was missed, inflate ato.
+                self.lx.ato = (self.lx.ato * 2).min(self.rtt.rto_unbacked());
+            }
         }
     }
 
@@ -1371,7 +1531,16 @@ impl Endpoint {
             // `ect_retransmissions`, is ns-2's and ns-3's: ECT like new data).
             self.stats.retx_bytes += len;
             self.rtt_timing = false;
-            self.retx_end = self.retx_end.max(seq + len);
+            if self.track_sent {
+                // Mark the segments this one covers: an ACK of them gives no sample.
+                let first = self.sent_times.partition_point(|g| g.end <= seq);
+                for g in self.sent_times.range_mut(first..) {
+                    if g.start >= seq + len {
+                        break;
+                    }
+                    g.retx = true;
+                }
+            }
             let ect = self.ecn_ok && ctx.params.ect_retransmissions;
             (PacketKind::Retx, if ect { Ecn::Ect0 } else { Ecn::NotEct })
         } else {
@@ -1388,13 +1557,13 @@ impl Endpoint {
                 f |= flags::CWR;
                 self.cwr_pending = false;
             }
-            if !self.rtt_timing {
+            if self.track_sent {
+                self.sent_times.push_back(SentSeg { start: seq, end: seq + len, sent: ctx.now, retx: false });
+            }
+            if ctx.params.rto_estimator != RtoEstimator::Linux && !self.rtt_timing {
                 self.rtt_timing = true;
                 self.rtt_seq = seq + len;
                 self.rtt_sent = ctx.now;
-            }
-            if self.per_ack_rtt {
-                self.sent_times.push_back((seq + len, ctx.now));
             }
             (PacketKind::Data, if self.ecn_ok { Ecn::Ect0 } else { Ecn::NotEct })
         };
@@ -1486,6 +1655,16 @@ impl Endpoint {
         };
         ctx.out.push(id);
         if f & flags::ACK != 0 {
+            // Linux (tcp_event_ack_sent, tcp_dec_quickack_mode): an ACK that was owed uses up
+            // one quick ACK; the last one deflates ato to its minimum.
+            if self.lx.quick > 0 && (self.ack_now || self.segs_unacked > 0) {
+                self.lx.quick -= 1;
+                if self.lx.quick == 0 {
+                    self.lx.ato = ctx.params.delayed_ack;
+                }
+            }
+            self.lx.ack_now_once = false;
+            self.bytes_unacked = 0;
             // Every segment carries the cumulative ACK, so nothing is owed any more.
             self.segs_unacked = 0;
             self.delack_at = OFF;
@@ -1524,6 +1703,9 @@ mod tests {
             pacing_ss_ratio_percent: 200,
             pacing_ca_ratio_percent: 120,
             hystart: HystartKind::Off,
+            rto_estimator: RtoEstimator::Rfc6298,
+            delayed_ack_policy: DelayedAckPolicy::Rfc5681,
+            ecn_min_window: EcnMinWindow::Rfc3168Timer,
             ecn: false,
             ecn_plus: EcnPlus::Off,
             ecn_response: EcnResponse::Rfc3168,
@@ -2152,6 +2334,194 @@ mod tests {
         assert_eq!(out[0].kind, PacketKind::Data, "new data, not a retransmission");
         assert!(out[0].has(flags::CWR));
         assert_eq!(pair.s.stats.rtos, 0, "the wait is not a timeout");
+    }
+
+    #[test]
+    fn an_echo_at_one_segment_keeps_two_segments_with_the_linux_rule() {
+        let p = TcpParams { ecn: true, initial_window_segments: 1, ecn_min_window: EcnMinWindow::TwoSegments, ..params() };
+        let mut pair = Pair::new(p);
+        pair.establish();
+        let first = pair.on(true, |e, _| e.write(5000));
+        assert_eq!(first.len(), 1);
+        pair.now = 100 * NS_PER_MS;
+        // The same echo as above: ssthresh = max(beta FlightSize, 2 SMSS) = 2 segments, and the
+        // window is ssthresh, so two new segments go at once.
+        let out = pair.deliver(true, &ack_to_server(1001, flags::ECE));
+        assert_eq!(pair.s.window().cwnd, 2000);
+        assert_eq!(pair.s.stats.ecn_reductions, 1);
+        assert_eq!(out.len(), 2, "no wait for the timer");
+        assert!(out.iter().all(|p| p.kind == PacketKind::Data));
+        assert!(out[0].has(flags::CWR));
+        assert!(!pair.s.ecn_hold);
+    }
+
+    #[test]
+    fn linux_estimator_samples_every_ack_but_not_retransmitted_data() {
+        let p = TcpParams { initial_window_segments: 4, rto_estimator: RtoEstimator::Linux, min_rto: 200 * NS_PER_MS, ..params() };
+        let mut pair = Pair::new(p);
+        pair.establish(); // the scripted handshake takes no time: a sample of 1 us
+        let sent = pair.on(true, |e, _| e.write(8000));
+        assert_eq!(sent.len(), 4);
+        // Two ACKs, 100 ms and 150 ms after the segments left: two samples. srtt_us = 8 + (100000
+        // - 1) = 100007 (12.5 ms), then + (150000 - 12500) = 237507 (29.688 ms).
+        pair.now = 100 * NS_PER_MS;
+        pair.deliver(true, &ack_to_server(2001, 0));
+        assert_eq!(pair.s.srtt(), Some(12_500_000));
+        pair.now = 150 * NS_PER_MS;
+        pair.deliver(true, &ack_to_server(4001, 0));
+        assert_eq!(pair.s.srtt(), Some(29_688_000));
+        // RFC 6298 timing would have sampled once (the first segment only).
+        let mut rfc = Pair::new(TcpParams { initial_window_segments: 4, ..params() });
+        rfc.establish();
+        rfc.on(true, |e, _| e.write(8000));
+        rfc.now = 100 * NS_PER_MS;
+        rfc.deliver(true, &ack_to_server(2001, 0));
+        let rfc_one = rfc.s.srtt().unwrap();
+        rfc.now = 150 * NS_PER_MS;
+        rfc.deliver(true, &ack_to_server(4001, 0));
+        assert_eq!((rfc_one, rfc.s.srtt().unwrap()), (12_500_000, 12_500_000), "one timed segment per round trip");
+        // A retransmitted segment: its ACK gives no sample (Karn), later new data does.
+        let before = pair.s.srtt();
+        pair.now = 2 * NS_PER_S;
+        pair.on(true, |e, ctx| {
+            e.on_rto(ctx);
+        });
+        pair.now += 300 * NS_PER_MS;
+        pair.deliver(true, &ack_to_server(5001, 0));
+        assert_eq!(pair.s.srtt(), before, "the ACK of a retransmission is not sampled");
+    }
+
+    /// A data segment from the server to the client.
+    fn data_to_client(seq: u64, ecn: Ecn, f: u8) -> Packet {
+        Packet {
+            flow: 0,
+            flow_gen: 0,
+            seq,
+            ack: 1,
+            payload: 1000,
+            size: 1040,
+            wnd: 64_000,
+            flags: flags::ACK | f,
+            ecn,
+            kind: PacketKind::Data,
+            dir: Direction::Down,
+            hop: 0,
+            enqueued_at: 0,
+        }
+    }
+
+    fn linux_receiver(ecn: bool, rcv_wnd: u32) -> Pair {
+        let p = TcpParams { ecn, delayed_ack: 40 * NS_PER_MS, delayed_ack_policy: DelayedAckPolicy::Linux, ..params() };
+        let mut pair = Pair::new(p);
+        pair.c.rcv_wnd = rcv_wnd;
+        pair.establish();
+        pair
+    }
+
+    #[test]
+    fn linux_receiver_quick_acks_the_first_segments_then_every_second() {
+        // rcv_wnd / (2 MSS) = 4 quick ACKs (fewer than TCP_MAX_QUICKACKS).
+        let mut pair = linux_receiver(false, 8000);
+        let mut seq = 1;
+        for i in 0..4 {
+            pair.now += NS_PER_MS;
+            let a = pair.deliver(false, &data_to_client(seq, Ecn::NotEct, 0));
+            seq += 1000;
+            assert_eq!(a.len(), 1, "quick ACK {i}");
+        }
+        pair.now += NS_PER_MS;
+        assert!(pair.deliver(false, &data_to_client(seq, Ecn::NotEct, 0)).is_empty(), "quick ACKs used up");
+        assert_eq!(pair.c.delack_at, pair.now + 40 * NS_PER_MS, "ato = TCP_ATO_MIN");
+        seq += 1000;
+        pair.now += NS_PER_MS;
+        let a = pair.deliver(false, &data_to_client(seq, Ecn::NotEct, 0));
+        assert_eq!((a.len(), a[0].ack), (1, seq + 1000), "more than one full segment unacknowledged");
+        // With the full window, TCP_MAX_QUICKACKS (16) bounds the count.
+        let mut big = linux_receiver(false, 64_000);
+        let mut quick = 0;
+        for k in 0..20u64 {
+            big.now += NS_PER_MS;
+            if !big.deliver(false, &data_to_client(1 + 1000 * k, Ecn::NotEct, 0)).is_empty() && k < 17 {
+                quick += 1;
+            }
+            if big.c.delack_at != OFF {
+                break;
+            }
+        }
+        assert_eq!(quick, 16);
+    }
+
+    #[test]
+    fn linux_receiver_quick_acks_again_after_a_loss() {
+        let mut pair = linux_receiver(true, 4000); // 2 quick ACKs at the start
+        let mut seq = 1;
+        let send = |pair: &mut Pair, seq: u64, ecn: Ecn| {
+            pair.now += NS_PER_MS;
+            pair.deliver(false, &data_to_client(seq, ecn, 0))
+        };
+        for _ in 0..2 {
+            assert_eq!(send(&mut pair, seq, Ecn::Ect0).len(), 1);
+            seq += 1000;
+        }
+        assert!(send(&mut pair, seq, Ecn::Ect0).is_empty(), "delayed: quick ACKs used up");
+        seq += 1000;
+        assert_eq!(send(&mut pair, seq, Ecn::Ect0).len(), 1);
+        seq += 1000;
+        // A loss: the next segment is missing, the one after it arrives out of order and is
+        // acknowledged at once (a duplicate ACK).
+        let hole = seq;
+        let d = send(&mut pair, hole + 1000, Ecn::Ect0);
+        assert_eq!((d.len(), d[0].ack), (1, hole));
+        // The retransmission (Not-ECT on an ECN connection) fills the gap: ACK at once, and
+        // two quick ACKs (tcp_ecn_check_ce), so the next single segment is acknowledged too.
+        let f = send(&mut pair, hole, Ecn::NotEct);
+        assert_eq!((f.len(), f[0].ack), (1, hole + 2000));
+        let n = send(&mut pair, hole + 2000, Ecn::Ect0);
+        assert_eq!(n.len(), 1, "quick ACK after the retransmission");
+        assert!(send(&mut pair, hole + 3000, Ecn::Ect0).is_empty(), "back to delayed ACKs");
+        // The RFC 5681 receiver delays the segment after the gap was filled.
+        let p = TcpParams { ecn: true, ..params() };
+        let mut rfc = Pair::new(p);
+        rfc.establish();
+        for (k, want) in [(0u64, 0usize), (1, 1), (3, 1), (2, 1), (4, 0)] {
+            let ecn = if k == 2 { Ecn::NotEct } else { Ecn::Ect0 };
+            assert_eq!(send(&mut rfc, 1 + 1000 * k, ecn).len(), want, "segment {k}");
+        }
+    }
+
+    #[test]
+    fn linux_receiver_acks_a_duplicate_and_a_cwr_at_once_and_adapts_ato() {
+        let mut pair = linux_receiver(true, 1000); // rcv_wnd / (2 MSS) = 0 -> 2 quick ACKs
+        for k in 0..3u64 {
+            pair.now += NS_PER_MS;
+            let a = pair.deliver(false, &data_to_client(1 + 1000 * k, Ecn::Ect0, 0));
+            assert_eq!(a.len(), usize::from(k < 2), "segment {k}");
+        }
+        assert_eq!(pair.c.delack_at, pair.now + 40 * NS_PER_MS);
+        // The timer fires: the delayed ACK was missed, so ato doubles (tcp_delack_timer_handler).
+        pair.now = pair.c.delack_at;
+        let a = pair.on(false, |e, _| e.on_delack());
+        assert_eq!(a.len(), 1);
+        assert_eq!(pair.c.lx.ato, 80 * NS_PER_MS);
+        // A duplicate (already received) segment: ACK at once and quick-ACK mode (two quick
+        // ACKs, ato back to its minimum); its own ACK uses one, the next in-order segment the
+        // other.
+        pair.now += 100 * NS_PER_MS;
+        assert_eq!(pair.deliver(false, &data_to_client(1001, Ecn::Ect0, 0)).len(), 1);
+        assert_eq!(pair.c.lx.ato, 40 * NS_PER_MS);
+        pair.now += NS_PER_MS;
+        assert_eq!(pair.deliver(false, &data_to_client(3001, Ecn::Ect0, 0)).len(), 1, "quick ACK");
+        pair.now += NS_PER_MS;
+        assert!(pair.deliver(false, &data_to_client(4001, Ecn::Ect0, 0)).is_empty());
+        pair.now += NS_PER_MS;
+        assert_eq!(pair.deliver(false, &data_to_client(5001, Ecn::Ect0, 0)).len(), 1);
+        // A data segment with CWR is acknowledged at once (tcp_ecn_accept_cwr).
+        pair.now += NS_PER_MS;
+        let c = pair.deliver(false, &data_to_client(6001, Ecn::Ect0, flags::CWR));
+        assert_eq!(c.len(), 1);
+        // Without CWR the same segment would wait.
+        pair.now += NS_PER_MS;
+        assert!(pair.deliver(false, &data_to_client(7001, Ecn::Ect0, 0)).is_empty());
     }
 
     #[test]

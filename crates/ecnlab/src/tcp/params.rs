@@ -3,8 +3,10 @@
 //! Profiles (spec section 20.3, 21, 22): `seed-2005` is the endpoint of the 2005 studies
 //! (initial RTO 3 s per RFC 2988, min RTO 1 s, IW 2, delayed ACK 200 ms); `rfc6298` is today's
 //! standard (initial RTO 1 s, min RTO 1 s, IW per RFC 3390); `linux` has Linux's defaults
-//! (min RTO 200 ms, max RTO 120 s, IW 10, delayed ACK 40 ms). Linux's own RTO formula (an
-//! rttvar floor of min RTO) is not modelled: every profile uses the RFC 6298 formula.
+//! (min RTO 200 ms, max RTO 120 s, IW 10, its own RTO estimator and delayed-ACK engine, an ECN
+//! reduction that stops at two segments); `freebsd` has FreeBSD 10's (min RTO 30 ms plus a
+//! 200 ms slop, max RTO 64 s, delayed ACK 100 ms, BSD's fixed-point RTO estimator). See
+//! docs/models/tcp.md for every value and its source.
 
 use super::cubic::CubicParams;
 use super::hystart::HystartKind;
@@ -39,7 +41,8 @@ pub enum EcnPlus {
 pub enum EcnResponse {
     /// RFC 3168 6.1.2: as for a loss (ssthresh = max(beta FlightSize, 2 SMSS), cwnd =
     /// ssthresh), so the window stops at two segments; with a one-segment window the sender
-    /// keeps one segment and sends new data when the retransmission timer expires.
+    /// keeps one segment and sends new data when the retransmission timer expires (or, with
+    /// `EcnMinWindow::TwoSegments`, goes on with two).
     #[default]
     Rfc3168,
     /// ns-2.35's FullTcp (tcp.cc `TcpAgent::ecn` and `slowdown`, tcp-full.cc `recv`,
@@ -108,6 +111,64 @@ pub enum RtoBackoffEnd {
     NewAck,
 }
 
+/// How the retransmission timeout is computed from RTT samples.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum RtoEstimator {
+    /// RFC 6298 section 2: RTO = SRTT + max(G, 4 RTTVAR), clamped to [min RTO, max RTO].
+    #[default]
+    Rfc6298,
+    /// Linux (net/ipv4/tcp_input.c `tcp_clean_rtx_queue`, `tcp_rtt_estimator`, `tcp_set_rto`;
+    /// include/net/tcp.h `__tcp_set_rto`): a sample at every ACK of new data (from the oldest
+    /// segment it acknowledges; none if it acknowledges retransmitted data); in microseconds, srtt scaled by 8 and mdev by 4; rttvar is the largest
+    /// mdev of the last flight of data but never below min RTO (`tcp_rto_min`), and decays by a
+    /// quarter toward it once per flight; RTO = srtt + rttvar, rounded up to the clock
+    /// granularity (a jiffy), at most max RTO. Min RTO is never applied to the RTO itself.
+    Linux,
+    /// FreeBSD (sys/netinet/tcp_input.c `tcp_xmit_timer`, tcp_var.h `TCP_REXMTVAL`,
+    /// tcp_timer.h `TCPT_RANGESET`): in 1 ms ticks, srtt scaled by 32 and rttvar by 16;
+    /// RTO = max(min RTO, srtt + 4 rttvar) + 200 ms (`net.inet.tcp.rexmit_slop`), at least
+    /// max(min RTO, rtt + 2 ticks), at most max RTO; a backoff multiplies the part before the
+    /// slop.
+    Freebsd,
+}
+
+/// When a receiver sends an ACK for in-order data.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum DelayedAckPolicy {
+    /// RFC 5681 section 4.2 (and FreeBSD's `DELAY_ACK`): every `ack_every_segments`-th
+    /// segment at once, otherwise within `delayed_ack_ms` of the first unacknowledged one.
+    #[default]
+    Rfc5681,
+    /// Linux (net/ipv4/tcp_input.c `__tcp_ack_snd_check`, `tcp_event_data_recv`,
+    /// `tcp_incr_quickack`, `tcp_enter_quickack_mode`, `tcp_ecn_check_ce`; tcp_output.c
+    /// `tcp_send_delayed_ack`; tcp_timer.c `tcp_delack_timer_handler`): ACK at once when more
+    /// than one full segment is unacknowledged, in quick-ACK mode (the first
+    /// min(16, rcv_wnd / 2 MSS) ACKs of a connection, after an arrival gap longer than the
+    /// RTO, after a duplicate segment; two ACKs after the first CE mark and after a Not-ECT
+    /// segment on an ECN connection, i.e. a retransmission), for out-of-order data, for the
+    /// segment that fills a gap and for a data segment with CWR; otherwise a timer of `ato`
+    /// (starts at `delayed_ack_ms`, TCP_ATO_MIN, adapts to the arrival gaps, doubles when the
+    /// timer fires), at most min(srtt, 200 ms) and at least `delayed_ack_ms`.
+    Linux,
+}
+
+/// What RFC 3168's ECN response does when the window is already one segment.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum EcnMinWindow {
+    /// RFC 3168 section 6.1.2: keep one segment and send nothing new until the retransmission
+    /// timer expires.
+    #[default]
+    Rfc3168Timer,
+    /// Linux (`tcp_reno_ssthresh`, cubic's `bictcp_recalc_ssthresh`: max(..., 2) segments,
+    /// then CWR ends at ssthresh) and FreeBSD (cc_newreno.c `newreno_cong_signal`, CC_ECN:
+    /// max(cwnd / 2, 2 segments)): the window after an echo is ssthresh, at least two
+    /// segments, even when it was one; nothing waits for the timer.
+    TwoSegments,
+}
+
 #[derive(Clone, Debug, PartialEq)]
 pub struct TcpParams {
     pub mss_bytes: u32,
@@ -151,6 +212,9 @@ pub struct TcpParams {
     pub rack_tlp: bool,
     /// Slow-start exit before loss: Linux's HyStart (CUBIC only) or HyStart++ (RFC 9406).
     pub hystart: HystartKind,
+    pub rto_estimator: RtoEstimator,
+    pub delayed_ack_policy: DelayedAckPolicy,
+    pub ecn_min_window: EcnMinWindow,
     /// The endpoint is ECN-capable (RFC 3168): it asks for ECN (client) or accepts it (server).
     pub ecn: bool,
     pub ecn_plus: EcnPlus,
