@@ -315,6 +315,21 @@ impl TcpConfig {
             Profile::Linux => (RtoEstimator::Linux, DelayedAckPolicy::Linux, EcnMinWindow::TwoSegments, false),
             Profile::Freebsd => (RtoEstimator::Freebsd, DelayedAckPolicy::Rfc5681, EcnMinWindow::TwoSegments, true),
         };
+        // Loss recovery and slow start as the stacks run them: Linux (4.18 and later) negotiates
+        // SACK (net.ipv4.tcp_sack = 1), reduces with PRR (tcp_input.c, tcp_cwnd_reduction),
+        // detects losses with RACK-TLP (net.ipv4.tcp_recovery = 1, tcp_early_retrans = 3),
+        // keeps a recovery's ssthresh at a timeout in the same window (tcp_enter_loss) and runs
+        // HyStart in CUBIC (tcp_cubic.c, hystart = 1, hystart_detect = 3); FreeBSD 10-13
+        // negotiates SACK (net.inet.tcp.sack.enable = 1) and recovers by its RFC 6675 code
+        // (tcp_sack.c), without PRR (net.inet.tcp.do_prr, from FreeBSD 14) or RACK (an
+        // alternate stack).
+        let cubic = self.congestion_control == Some(CongestionControlName::Cubic);
+        let (stack_sack, stack_prr_rack, stack_timeout_ssthresh, stack_hystart) = match profile {
+            Profile::Seed2005 | Profile::Rfc6298 => (false, false, TimeoutSsthresh::HalfFlightSize, HystartName::Off),
+            Profile::Linux => (true, true, TimeoutSsthresh::OncePerWindow, if cubic { HystartName::Linux } else { HystartName::Off }),
+            Profile::Freebsd => (true, false, TimeoutSsthresh::HalfFlightSize, HystartName::Off),
+        };
+        let sack = self.sack.unwrap_or(stack_sack);
         TcpParams {
             mss_bytes: mss,
             header_bytes: self.header_bytes.unwrap_or(40),
@@ -353,14 +368,14 @@ impl TcpConfig {
             limited_transmit: self.limited_transmit.unwrap_or(stack_abc_lt),
             restart_after_idle: self.restart_after_idle.unwrap_or(false),
             ect_retransmissions: self.ect_retransmissions.unwrap_or(false),
-            sack: self.sack.unwrap_or(false),
-            prr: self.prr.unwrap_or(false),
-            rack_tlp: self.rack_tlp.unwrap_or(false),
+            sack,
+            prr: self.prr.unwrap_or(stack_prr_rack && sack),
+            rack_tlp: self.rack_tlp.unwrap_or(stack_prr_rack && sack),
             pacing: self.pacing.unwrap_or(false),
             // Linux's sysctl defaults (net/ipv4/tcp_ipv4.c, tcp_sk_init).
             pacing_ss_ratio_percent: self.pacing_ss_ratio_percent.unwrap_or(200),
             pacing_ca_ratio_percent: self.pacing_ca_ratio_percent.unwrap_or(120),
-            hystart: match self.hystart.unwrap_or_default() {
+            hystart: match self.hystart.unwrap_or(stack_hystart) {
                 HystartName::Off => HystartKind::Off,
                 HystartName::Linux => HystartKind::Linux(self.hystart_detect.unwrap_or_default()),
                 HystartName::Rfc9406 => HystartKind::Rfc9406,
@@ -377,7 +392,7 @@ impl TcpConfig {
             ecn_response: self.ecn_response.unwrap_or_default(),
             rto_backoff_end: self.rto_backoff_end.unwrap_or_default(),
             loss_response: self.loss_response.unwrap_or_default(),
-            timeout_ssthresh: self.timeout_ssthresh.unwrap_or_default(),
+            timeout_ssthresh: self.timeout_ssthresh.unwrap_or(stack_timeout_ssthresh),
         }
     }
 
@@ -411,7 +426,7 @@ impl TcpConfig {
             ecn_response: self.ecn_response.filter(|r| *r != EcnResponse::Rfc3168),
             rto_backoff_end: self.rto_backoff_end.filter(|r| *r != RtoBackoffEnd::RttSample),
             loss_response: self.loss_response.filter(|r| *r != LossResponse::Rfc5681),
-            timeout_ssthresh: self.timeout_ssthresh.filter(|r| *r != TimeoutSsthresh::HalfFlightSize),
+            timeout_ssthresh: Some(p.timeout_ssthresh).filter(|r| *r != TimeoutSsthresh::HalfFlightSize),
             beta: Some(beta),
             abe: Some(abe),
             beta_ecn: abe.then_some(beta_ecn),
@@ -429,7 +444,11 @@ impl TcpConfig {
             pacing: p.pacing.then_some(true),
             pacing_ss_ratio_percent: p.pacing.then_some(p.pacing_ss_ratio_percent),
             pacing_ca_ratio_percent: p.pacing.then_some(p.pacing_ca_ratio_percent),
-            hystart: self.hystart.filter(|h| *h != HystartName::Off),
+            hystart: match p.hystart {
+                HystartKind::Off => None,
+                HystartKind::Linux(_) => Some(HystartName::Linux),
+                HystartKind::Rfc9406 => Some(HystartName::Rfc9406),
+            },
             hystart_detect: match p.hystart {
                 HystartKind::Linux(d) => Some(d),
                 _ => None,
