@@ -101,7 +101,7 @@ def scenario(*overrides: str) -> dict[str, Any]:
         (['tcp.rto_estimator="linux"'], 'tcp.rto_estimator = "linux"'),
         (['tcp.delayed_ack_policy="linux"'], 'tcp.delayed_ack_policy = "linux"'),
         (
-            ['tcp.profile="freebsd"', "tcp.abc=false", "tcp.limited_transmit=false"],
+            ['tcp.profile="freebsd"', "tcp.abc=false", "tcp.limited_transmit=false", "tcp.sack=false"],
             'tcp.rto_estimator = "freebsd"',
         ),
     ],

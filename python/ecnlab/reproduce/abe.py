@@ -173,9 +173,13 @@ def grids(mode: str) -> dict[str, Any]:
 
 
 def _tcp(cc: dict[str, Any], **extra: Any) -> dict[str, Any]:
-    """The testbed's end hosts: Linux defaults, and byte counting (RFC 3465) as FreeBSD's
-    NewReno and Linux count acknowledged bytes."""
-    return {"profile": "linux", "abc": True, **cc, **extra}
+    """The testbed's end hosts: FreeBSD 10.1 for NewReno (the ``freebsd`` profile: its timers,
+    SACK with RFC 6675 recovery, byte counting, limited transmit) and Linux 3.16-3.17 for CUBIC
+    (the ``linux`` profile without RACK, which those kernels did not run: SACK with PRR,
+    Linux's timers and receiver, HyStart), both counting acknowledged bytes (RFC 3465)."""
+    if cc.get("congestion_control") == "cubic":
+        return {"profile": "linux", "rack_tlp": False, "abc": True, **cc, **extra}
+    return {"profile": "freebsd", "abc": True, **cc, **extra}
 
 
 def _const(v: float) -> dict[str, Any]:

@@ -723,6 +723,25 @@ mod tests {
     }
 
     #[test]
+    fn a_switch_that_overrides_its_profile_survives_the_written_scenario() {
+        for tcp in [
+            r#"{"profile": "linux", "congestion_control": "cubic", "rack_tlp": false, "hystart": "off"}"#,
+            r#"{"profile": "linux", "sack": false, "timeout_ssthresh": "half_flight_size", "rto_estimator": "rfc6298"}"#,
+            r#"{"profile": "freebsd", "limited_transmit": false, "delayed_ack_policy": "linux"}"#,
+            r#"{"profile": "rfc6298", "sack": true, "prr": true}"#,
+        ] {
+            let s = with(&format!(r#"{{"tcp": {tcp}}}"#)).unwrap();
+            let again = Scenario::from_json(&s.to_json()).unwrap();
+            assert_eq!(again.tcp.resolve(), s.tcp.resolve(), "{tcp}");
+            assert_eq!(again.to_json(), s.to_json(), "{tcp}: the written scenario is a fixed point");
+        }
+        // A value equal to both the standard endpoint's and the profile's is not written.
+        let s = with(r#"{"tcp": {"profile": "rfc6298", "sack": false, "limited_transmit": false}}"#).unwrap();
+        let json = s.to_json();
+        assert!(!json.contains("sack") && !json.contains("limited_transmit"), "{json}");
+    }
+
+    #[test]
     fn pacing_is_off_by_default_checked_and_written_out_only_when_on() {
         for profile in ["seed-2005", "rfc6298", "linux"] {
             let s = with(&format!(r#"{{"tcp": {{"profile": "{profile}"}}}}"#)).unwrap();

@@ -8,6 +8,7 @@
 use super::hystart::{Hystart, HystartKind, HystartStats};
 use crate::engine::SimTime;
 
+pub use super::ecn::AckSignal;
 pub use super::rtt::RttInfo;
 
 /// The sender's window state, in bytes.
@@ -44,6 +45,11 @@ pub trait CongestionControl {
     fn on_timeout(&mut self, w: &mut Window, flight: u64, now: SimTime);
     /// The sender sends new data with nothing in flight, `idle` after its previous segment.
     fn on_idle_restart(&mut self, _idle: SimTime) {}
+    /// Every ACK, duplicate or in recovery, echoing or not: the bytes it delivered, the bytes
+    /// the ECN feedback reports marked, and the RTTs (`tcp/ecn.rs`). The controllers here act
+    /// on the events above and ignore it; controllers that scale their answer to the marked
+    /// fraction (DCTCP, RFC 8257) read it.
+    fn on_ack_signal(&mut self, _w: &mut Window, _signal: &AckSignal) {}
 }
 
 /// NewReno window arithmetic (RFC 5681 section 3.1; loss recovery itself is RFC 6582, in the

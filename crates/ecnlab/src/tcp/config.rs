@@ -406,6 +406,21 @@ impl TcpConfig {
             CcKind::Cubic(c) => (c.beta, c.beta_ecn, Some(c)),
         };
         let abe = self.abe.unwrap_or(false);
+        // The switches below are written out only where they differ from RFC 6298's endpoint
+        // or from what the profile gives (so runs stored before a switch existed keep their
+        // ids, and a value that overrides the profile survives a round trip).
+        let standard = TcpConfig { congestion_control: self.congestion_control, ..TcpConfig::default() }.resolve();
+        let stack_table = TcpConfig { profile: self.profile, congestion_control: self.congestion_control, ..TcpConfig::default() };
+        let stack = stack_table.resolve();
+        let with_sack = TcpConfig { sack: Some(p.sack), ..stack_table }.resolve();
+        fn keep<T: PartialEq>(v: T, standard: T, stack: T) -> Option<T> {
+            (v != standard || v != stack).then_some(v)
+        }
+        let hystart_name = |h: HystartKind| match h {
+            HystartKind::Off => HystartName::Off,
+            HystartKind::Linux(_) => HystartName::Linux,
+            HystartKind::Rfc9406 => HystartName::Rfc9406,
+        };
         TcpConfig {
             profile: Some(self.profile.unwrap_or_default()),
             mss_bytes: Some(p.mss_bytes),
@@ -426,7 +441,7 @@ impl TcpConfig {
             ecn_response: self.ecn_response.filter(|r| *r != EcnResponse::Rfc3168),
             rto_backoff_end: self.rto_backoff_end.filter(|r| *r != RtoBackoffEnd::RttSample),
             loss_response: self.loss_response.filter(|r| *r != LossResponse::Rfc5681),
-            timeout_ssthresh: Some(p.timeout_ssthresh).filter(|r| *r != TimeoutSsthresh::HalfFlightSize),
+            timeout_ssthresh: keep(p.timeout_ssthresh, standard.timeout_ssthresh, stack.timeout_ssthresh),
             beta: Some(beta),
             abe: Some(abe),
             beta_ecn: abe.then_some(beta_ecn),
@@ -435,27 +450,23 @@ impl TcpConfig {
             cubic_rtt: cubic.map(|c| c.rtt),
             abc: Some(p.abc),
             // Written only when on, so that stored runs keep their identity.
-            limited_transmit: p.limited_transmit.then_some(true),
-            restart_after_idle: p.restart_after_idle.then_some(true),
-            ect_retransmissions: p.ect_retransmissions.then_some(true),
-            sack: p.sack.then_some(true),
-            prr: p.prr.then_some(true),
-            rack_tlp: p.rack_tlp.then_some(true),
-            pacing: p.pacing.then_some(true),
+            limited_transmit: keep(p.limited_transmit, standard.limited_transmit, stack.limited_transmit),
+            restart_after_idle: keep(p.restart_after_idle, standard.restart_after_idle, stack.restart_after_idle),
+            ect_retransmissions: keep(p.ect_retransmissions, standard.ect_retransmissions, stack.ect_retransmissions),
+            sack: keep(p.sack, standard.sack, stack.sack),
+            prr: keep(p.prr, standard.prr, with_sack.prr),
+            rack_tlp: keep(p.rack_tlp, standard.rack_tlp, with_sack.rack_tlp),
+            pacing: keep(p.pacing, standard.pacing, stack.pacing),
             pacing_ss_ratio_percent: p.pacing.then_some(p.pacing_ss_ratio_percent),
             pacing_ca_ratio_percent: p.pacing.then_some(p.pacing_ca_ratio_percent),
-            hystart: match p.hystart {
-                HystartKind::Off => None,
-                HystartKind::Linux(_) => Some(HystartName::Linux),
-                HystartKind::Rfc9406 => Some(HystartName::Rfc9406),
-            },
+            hystart: keep(hystart_name(p.hystart), hystart_name(standard.hystart), hystart_name(stack.hystart)),
             hystart_detect: match p.hystart {
                 HystartKind::Linux(d) => Some(d),
                 _ => None,
             },
-            rto_estimator: Some(p.rto_estimator).filter(|e| *e != RtoEstimator::Rfc6298),
-            delayed_ack_policy: Some(p.delayed_ack_policy).filter(|d| *d != DelayedAckPolicy::Rfc5681),
-            ecn_min_window: Some(p.ecn_min_window).filter(|m| *m != EcnMinWindow::Rfc3168Timer),
+            rto_estimator: keep(p.rto_estimator, standard.rto_estimator, stack.rto_estimator),
+            delayed_ack_policy: keep(p.delayed_ack_policy, standard.delayed_ack_policy, stack.delayed_ack_policy),
+            ecn_min_window: keep(p.ecn_min_window, standard.ecn_min_window, stack.ecn_min_window),
             ecn_fraction: None,
             clients: self.clients.clone(),
             servers: self.servers.clone(),

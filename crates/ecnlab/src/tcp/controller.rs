@@ -1,7 +1,7 @@
 //! The congestion controller an endpoint runs, chosen by `tcp.congestion_control`: one enum
 //! over the controllers of `cc` and `cubic`, so the hot path dispatches without a virtual call.
 
-use super::cc::{CongestionControl, NewReno, RttInfo, Signal, Window};
+use super::cc::{AckSignal, CongestionControl, NewReno, RttInfo, Signal, Window};
 use super::cubic::Cubic;
 use crate::engine::SimTime;
 
@@ -32,6 +32,13 @@ impl CongestionControl for Controller {
         match self {
             Controller::NewReno(c) => c.on_timeout(w, flight, now),
             Controller::Cubic(c) => c.on_timeout(w, flight, now),
+        }
+    }
+    #[inline]
+    fn on_ack_signal(&mut self, w: &mut Window, signal: &AckSignal) {
+        match self {
+            Controller::NewReno(c) => c.on_ack_signal(w, signal),
+            Controller::Cubic(c) => c.on_ack_signal(w, signal),
         }
     }
     #[inline]

@@ -32,6 +32,7 @@ use std::collections::VecDeque;
 use super::cc::{CongestionControl, NewReno, RttInfo, Signal, Window};
 use super::controller::Controller;
 use super::cubic::Cubic;
+use super::ecn::Rfc3168;
 use super::hystart::{HystartKind, HystartStats};
 use super::params::{
     CcKind, DelayedAckPolicy, EcnMinWindow, EcnPlus, EcnResponse, LossResponse, RtoBackoffEnd, RtoEstimator, TcpParams, TimeoutSsthresh,
@@ -221,16 +222,13 @@ pub struct Endpoint {
     pub pace_at: SimTime,
 
     // --- ECN (RFC 3168) ---
-    ecn_ok: bool,
+    /// Negotiation, the receiver's echo and the sender's CWR (`tcp/ecn.rs`).
+    ecn: Rfc3168,
     /// The first byte after the window of data the last reduction answered (snd_max then): an
     /// echo is new only on an ACK beyond it (RFC 3168 6.1.2, once per window of data; the ACK
     /// of exactly that window still carries the echo of the mark that caused the reduction),
     /// and a loss is in a new window when its hole starts at or beyond it.
     ecn_recover: u64,
-    /// CWR goes on the next new data segment: the window was reduced, for an echo, a fast
-    /// retransmit or a timeout (RFC 3168 6.1.2: "for any reason"), so the receiver stops
-    /// echoing a mark that the reduction already answered.
-    cwr_pending: bool,
     /// RFC 3168 6.1.2: an echo arrived with a one-segment window: send no new data until the
     /// retransmission timer expires. With ns-2's response: the window is below one segment
     /// after an echo, and the timer runs until the window opens or it expires.
@@ -239,8 +237,6 @@ pub struct Endpoint {
     /// `ecn_backoff_`): another such echo backs the timer off, and an echoing ACK's RTT
     /// sample does not end the backoff.
     ecn_backoff: bool,
-    /// Receiver: echo ECE until a CWR arrives.
-    ece_pending: bool,
 
     // --- receiver ---
     rcv_nxt: u64,
@@ -364,9 +360,8 @@ impl Endpoint {
             track_sent: p.hystart != HystartKind::Off || p.rto_estimator == RtoEstimator::Linux,
             ack_rtt: None,
             rto_at: OFF,
-            ecn_ok: false,
+            ecn: Rfc3168::default(),
             ecn_recover: 0,
-            cwr_pending: false,
             ecn_hold: false,
             ecn_backoff: false,
             last_data_at: 0,
@@ -377,7 +372,6 @@ impl Endpoint {
             retx_held: false,
             pace_exempt: false,
             pace_at: OFF,
-            ece_pending: false,
             rcv_nxt: 0,
             ooo: Vec::new(),
             peer_fin: None,
@@ -410,7 +404,7 @@ impl Endpoint {
     }
 
     pub fn ecn_negotiated(&self) -> bool {
-        self.ecn_ok
+        self.ecn.negotiated
     }
 
     pub fn window(&self) -> Window {
@@ -474,7 +468,7 @@ impl Endpoint {
                 self.rcv_nxt = 1;
                 self.peer_wnd = pkt.wnd as u64;
                 // RFC 3168 6.1.1: an ECN-setup SYN has both ECE and CWR.
-                self.ecn_ok = ctx.params.ecn && pkt.has(flags::ECE) && pkt.has(flags::CWR);
+                self.ecn.accept_syn(ctx.params.ecn, pkt);
                 self.set_sack(ctx.params.sack && pkt.has(flags::SACK_PERM), ctx.params);
                 self.state = TcpState::SynReceived;
                 self.send_syn(ctx);
@@ -492,12 +486,12 @@ impl Endpoint {
                 self.rcv_nxt = 1;
                 self.peer_wnd = pkt.wnd as u64;
                 // RFC 3168 6.1.1: an ECN-setup SYN-ACK has ECE without CWR.
-                self.ecn_ok = ctx.params.ecn && pkt.has(flags::ECE) && !pkt.has(flags::CWR);
+                self.ecn.accept_synack(ctx.params.ecn, pkt);
                 self.set_sack(ctx.params.sack && pkt.has(flags::SACK_PERM), ctx.params);
                 self.stats.synack_ce = pkt.ecn == Ecn::Ce;
                 // RFC 5562 3.2: echo a CE-marked SYN-ACK on the ACK (seed 000's client ignores it).
-                if self.stats.synack_ce && self.ecn_ok && ctx.params.ecn_plus == EcnPlus::Rfc5562 {
-                    self.ece_pending = true;
+                if self.stats.synack_ce && self.ecn.negotiated && ctx.params.ecn_plus == EcnPlus::Rfc5562 {
+                    self.ecn.start_echo();
                 }
                 self.handshake_done(ctx);
                 self.ack_now = true;
@@ -511,11 +505,11 @@ impl Endpoint {
             // ACK of our SYN-ACK (possibly carrying the request) -> ESTABLISHED.
             (TcpState::SynReceived, false, true) if pkt.ack >= 1 => {
                 self.handshake_done(ctx);
-                if self.ecn_ok && pkt.has(flags::ECE) && ctx.params.ecn_plus == EcnPlus::Rfc5562 {
+                if self.ecn.echoes(pkt) && ctx.params.ecn_plus == EcnPlus::Rfc5562 {
                     // RFC 5562 3.2: the SYN-ACK was marked: start from one segment and say CWR
                     // on the first data; echoes of that mark on later ACKs are not new.
                     self.w.cwnd = self.w.mss;
-                    self.cwr_pending = true;
+                    self.ecn.window_reduced(true);
                     self.ecn_recover = self.snd_max;
                     self.stats.ecn_reductions += 1;
                 }
@@ -601,7 +595,7 @@ impl Endpoint {
         let delivered = (ack.max(self.snd_una) + self.board.sacked_bytes).saturating_sub(delivered_before);
         let wnd_changed = pkt.wnd as u64 != self.peer_wnd;
         self.peer_wnd = pkt.wnd as u64;
-        let ece = self.ecn_ok && pkt.has(flags::ECE);
+        let ece = self.ecn.echoes(pkt);
         let mss = self.w.mss;
         let ns2_loss = ctx.params.loss_response == LossResponse::Ns2;
         if ack > self.snd_una {
@@ -746,6 +740,9 @@ impl Endpoint {
                 self.ecn_response(ctx, self.snd_max - self.snd_una);
             }
         }
+        // Every ACK, whatever the sender made of it, reaches the controller (`tcp/ecn.rs`).
+        let signal = self.ecn.signal(delivered, ece, self.rtt.info());
+        self.cc.on_ack_signal(&mut self.w, &signal);
     }
 
     /// Forgets the segments an ACK up to `ack` covers and returns the time since the oldest
@@ -809,7 +806,7 @@ impl Endpoint {
         if self.snd_una >= self.ecn_recover || again {
             self.reduce_for_loss(ctx, flight, false);
             self.stats.loss_reductions += 1;
-            self.cwr_pending = self.ecn_ok;
+            self.ecn.window_reduced(false);
         }
         self.ecn_recover = self.ecn_recover.max(self.snd_max);
         self.last_reduction = Reduction::FastRetransmit;
@@ -863,7 +860,7 @@ impl Endpoint {
                     let flight = self.snd_max - self.snd_una;
                     self.reduce_for_loss(ctx, flight, false);
                     self.stats.loss_reductions += 1;
-                    self.cwr_pending = self.ecn_ok;
+                    self.ecn.window_reduced(false);
                     self.ecn_recover = self.snd_max;
                     self.last_reduction = Reduction::FastRetransmit;
                 }
@@ -1020,7 +1017,7 @@ impl Endpoint {
         }
         self.ecn_recover = self.snd_max;
         self.last_reduction = Reduction::Ecn;
-        self.cwr_pending = true;
+        self.ecn.window_reduced(true);
         self.stats.ecn_reductions += 1;
     }
 
@@ -1053,17 +1050,15 @@ impl Endpoint {
         }
         let linux = ctx.params.delayed_ack_policy == DelayedAckPolicy::Linux;
         // RFC 3168 6.1.3: CWR stops the echo, CE (re)starts it.
+        let demanding_cwr = self.ecn.on_segment(pkt);
         if pkt.has(flags::CWR) {
-            self.ece_pending = false;
             // Linux (tcp_ecn_accept_cwr): a data segment with CWR is acknowledged at once, the
             // sender's window may be tiny.
-            if linux && len > 0 && self.ecn_ok {
+            if linux && len > 0 && self.ecn.negotiated {
                 self.lx.ack_now_once = true;
             }
         }
-        let demanding_cwr = self.ece_pending;
         if pkt.ecn == Ecn::Ce {
-            self.ece_pending = true;
             self.stats.ce_received += 1;
         }
         let seq = pkt.seq;
@@ -1083,7 +1078,7 @@ impl Endpoint {
             }
             return;
         }
-        if linux && self.ecn_ok && len > 0 {
+        if linux && self.ecn.negotiated && len > 0 {
             self.linux_check_ce(pkt.ecn, demanding_cwr, ctx);
         }
         if seq > self.rcv_nxt {
@@ -1299,7 +1294,7 @@ impl Endpoint {
                 }
                 self.recover = self.snd_max - 1;
                 self.ecn_recover = self.ecn_recover.max(self.snd_max);
-                self.cwr_pending = self.ecn_ok;
+                self.ecn.window_reduced(false);
                 self.in_recovery = false;
                 self.prr_sndcnt = 0;
                 if self.rack_on {
@@ -1541,7 +1536,7 @@ impl Endpoint {
                     g.retx = true;
                 }
             }
-            let ect = self.ecn_ok && ctx.params.ect_retransmissions;
+            let ect = self.ecn.negotiated && ctx.params.ect_retransmissions;
             (PacketKind::Retx, if ect { Ecn::Ect0 } else { Ecn::NotEct })
         } else {
             if self.snd_una == self.snd_max && self.last_data_at > 0 && ctx.now > self.last_data_at {
@@ -1553,10 +1548,7 @@ impl Endpoint {
                 }
                 self.cc.on_idle_restart(idle);
             }
-            if self.cwr_pending {
-                f |= flags::CWR;
-                self.cwr_pending = false;
-            }
+            f |= self.ecn.take_cwr();
             if self.track_sent {
                 self.sent_times.push_back(SentSeg { start: seq, end: seq + len, sent: ctx.now, retx: false });
             }
@@ -1565,7 +1557,7 @@ impl Endpoint {
                 self.rtt_seq = seq + len;
                 self.rtt_sent = ctx.now;
             }
-            (PacketKind::Data, if self.ecn_ok { Ecn::Ect0 } else { Ecn::NotEct })
+            (PacketKind::Data, self.ecn.data_codepoint())
         };
         self.stats.bytes_sent += len;
         self.last_data_at = ctx.now;
@@ -1598,12 +1590,12 @@ impl Endpoint {
     fn send_syn(&mut self, ctx: &mut SegmentCtx) {
         let (f, kind) = match self.role {
             Role::Client => {
-                let ecn_setup = if ctx.params.ecn { flags::ECE | flags::CWR } else { 0 };
+                let ecn_setup = Rfc3168::syn_flags(ctx.params.ecn);
                 let sack = if ctx.params.sack { flags::SACK_PERM } else { 0 };
                 (flags::SYN | ecn_setup | sack, PacketKind::Syn)
             }
             Role::Server => {
-                let ecn_setup = if self.ecn_ok { flags::ECE } else { 0 };
+                let ecn_setup = self.ecn.synack_flags();
                 let sack = if self.sack_ok { flags::SACK_PERM } else { 0 };
                 (flags::SYN | flags::ACK | ecn_setup | sack, PacketKind::SynAck)
             }
@@ -1618,7 +1610,7 @@ impl Endpoint {
         // ECN+ (seed 000, RFC 5562): the SYN-ACK of an ECN-setup connection is ECT(0); RFC 5562
         // sends a retransmitted one Not-ECT.
         let ect = kind == PacketKind::SynAck
-            && self.ecn_ok
+            && self.ecn.negotiated
             && match ctx.params.ecn_plus {
                 EcnPlus::Off => false,
                 EcnPlus::Seed => true,
@@ -1629,8 +1621,8 @@ impl Endpoint {
     }
 
     fn emit(&mut self, ctx: &mut SegmentCtx, seq: u64, payload: u32, mut f: u8, kind: PacketKind, ecn: Ecn) {
-        if f & flags::ACK != 0 && self.ece_pending {
-            f |= flags::ECE;
+        if f & flags::ACK != 0 {
+            f |= self.ecn.ack_flags();
         }
         let p = Packet {
             flow: self.flow,

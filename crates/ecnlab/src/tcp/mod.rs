@@ -3,6 +3,8 @@
 //! * [`endpoint`]: one end of a connection (RFC 793 states, handshake with SYN and SYN-ACK
 //!   retransmission, byte sequence numbers, cumulative ACKs with out-of-order buffering,
 //!   delayed ACKs, NewReno loss recovery, RFC 3168 ECN, FIN exchange);
+//! * [`ecn`]: ECN feedback (RFC 3168: negotiation, the echo, CWR) and the per-ACK signal the
+//!   congestion controller sees;
 //! * [`rtt`]: the RFC 6298 retransmission-timeout estimator;
 //! * [`sack`]: SACK blocks (RFC 2018, RFC 2883), the sender's scoreboard and RFC 6675 loss
 //!   recovery with Proportional Rate Reduction (RFC 6937);
@@ -15,6 +17,7 @@ pub mod cc;
 pub mod config;
 pub mod controller;
 pub mod cubic;
+pub mod ecn;
 pub mod endpoint;
 pub mod hystart;
 pub mod params;

@@ -1,0 +1,183 @@
+//! ECN feedback between the two ends of a connection: negotiation in the handshake, the
+//! receiver's echo of CE marks and the sender's signal to its congestion controller.
+//!
+//! The first (and so far only) mode is RFC 3168's: an ECN-setup SYN carries ECE and CWR, an
+//! ECN-setup SYN-ACK ECE alone (section 6.1.1); new data goes ECT(0); the receiver sets ECE on
+//! every ACK from a CE mark until a segment with CWR arrives (6.1.3); the sender sets CWR on its
+//! first new segment after a window reduction (6.1.2). The feedback says only whether some
+//! data was marked, once per round trip, so [`AckSignal::ce_bytes`] is the whole ACK's bytes
+//! when it echoes; accurate feedback (AccECN, RFC 9768) would count them. How the window
+//! answers an echo (RFC 3168's halving, ns-2's, ABE) stays with the sender and its controller.
+
+use super::rtt::RttInfo;
+use crate::packet::{flags, Ecn, Packet};
+
+/// One end's RFC 3168 feedback state.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Rfc3168 {
+    /// Both ends asked for ECN in the handshake.
+    pub negotiated: bool,
+    /// Receiver: echo ECE until a CWR arrives.
+    echo: bool,
+    /// Sender: CWR goes on the next new data segment.
+    cwr: bool,
+}
+
+/// What one ACK tells the congestion controller, whatever the sender does with it: every ACK,
+/// duplicate or in recovery, with or without an echo (the base for DCTCP, AccECN and Prague).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct AckSignal {
+    /// Bytes newly delivered: cumulatively acknowledged plus newly SACKed (RFC 6937's
+    /// DeliveredData).
+    pub delivered_bytes: u64,
+    /// Bytes of those that the feedback reports CE-marked (RFC 3168: all of them when the ACK
+    /// echoes, none otherwise).
+    pub ce_bytes: u64,
+    /// The ACK carried an echo.
+    pub ece: bool,
+    /// The round-trip times after this ACK's sample, if it gave one.
+    pub rtt: RttInfo,
+}
+
+impl Rfc3168 {
+    /// The flags of a client's SYN: ECE and CWR when it wants ECN.
+    pub fn syn_flags(wants: bool) -> u8 {
+        if wants {
+            flags::ECE | flags::CWR
+        } else {
+            0
+        }
+    }
+
+    /// A server saw `syn`: ECN is on when it wants it and the SYN is ECN-setup.
+    pub fn accept_syn(&mut self, wants: bool, syn: &Packet) {
+        self.negotiated = wants && syn.has(flags::ECE) && syn.has(flags::CWR);
+    }
+
+    /// The flags of the server's SYN-ACK: ECE when ECN is on.
+    pub fn synack_flags(&self) -> u8 {
+        if self.negotiated {
+            flags::ECE
+        } else {
+            0
+        }
+    }
+
+    /// A client saw the SYN-ACK: ECN is on when it asked and the SYN-ACK is ECN-setup.
+    pub fn accept_synack(&mut self, wants: bool, synack: &Packet) {
+        self.negotiated = wants && synack.has(flags::ECE) && !synack.has(flags::CWR);
+    }
+
+    /// Receiver: a segment arrived (RFC 3168 6.1.3: CWR stops the echo, CE restarts it).
+    /// Returns whether the echo was on before it (Linux's "demanding CWR").
+    pub fn on_segment(&mut self, pkt: &Packet) -> bool {
+        if pkt.has(flags::CWR) {
+            self.echo = false;
+        }
+        let was = self.echo;
+        if pkt.ecn == Ecn::Ce {
+            self.echo = true;
+        }
+        was
+    }
+
+    /// Receiver: echo from now on (RFC 5562: a CE-marked SYN-ACK).
+    pub fn start_echo(&mut self) {
+        self.echo = true;
+    }
+
+    /// The ECE flag for an outgoing ACK.
+    pub fn ack_flags(&self) -> u8 {
+        if self.echo {
+            flags::ECE
+        } else {
+            0
+        }
+    }
+
+    /// Sender: whether an arriving ACK echoes a mark.
+    pub fn echoes(&self, ack: &Packet) -> bool {
+        self.negotiated && ack.has(flags::ECE)
+    }
+
+    /// Sender: the codepoint of new data.
+    pub fn data_codepoint(&self) -> Ecn {
+        if self.negotiated {
+            Ecn::Ect0
+        } else {
+            Ecn::NotEct
+        }
+    }
+
+    /// Sender: the window was reduced; say CWR on the next new segment. `always`: even
+    /// without ECN (the reductions that only an echo causes).
+    pub fn window_reduced(&mut self, always: bool) {
+        self.cwr = always || self.negotiated;
+    }
+
+    /// Sender: the CWR flag for the next new data segment (once).
+    pub fn take_cwr(&mut self) -> u8 {
+        if std::mem::take(&mut self.cwr) { flags::CWR } else { 0 }
+    }
+
+    /// The signal an ACK of `delivered_bytes` gives the controller.
+    pub fn signal(&self, delivered_bytes: u64, ece: bool, rtt: RttInfo) -> AckSignal {
+        AckSignal { delivered_bytes, ce_bytes: if ece { delivered_bytes } else { 0 }, ece, rtt }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::packet::{Direction, PacketKind};
+
+    fn seg(f: u8, ecn: Ecn) -> Packet {
+        Packet {
+            flow: 0,
+            flow_gen: 0,
+            seq: 1,
+            ack: 1,
+            payload: 1000,
+            size: 1040,
+            wnd: 64_000,
+            flags: f,
+            ecn,
+            kind: PacketKind::Data,
+            dir: Direction::Down,
+            hop: 0,
+            enqueued_at: 0,
+        }
+    }
+
+    #[test]
+    fn negotiation_needs_both_ends_and_the_right_flags() {
+        let syn = seg(flags::SYN | Rfc3168::syn_flags(true), Ecn::NotEct);
+        let mut server = Rfc3168::default();
+        server.accept_syn(true, &syn);
+        assert!(server.negotiated);
+        let mut client = Rfc3168::default();
+        client.accept_synack(true, &seg(flags::SYN | flags::ACK | server.synack_flags(), Ecn::NotEct));
+        assert!(client.negotiated);
+        // A SYN-ACK with CWR too is a reflected SYN, not ECN-setup (RFC 3168 6.1.1).
+        client.accept_synack(true, &seg(flags::SYN | flags::ACK | flags::ECE | flags::CWR, Ecn::NotEct));
+        assert!(!client.negotiated);
+        server.accept_syn(false, &syn);
+        assert!(!server.negotiated && server.synack_flags() == 0);
+    }
+
+    #[test]
+    fn the_echo_runs_from_a_mark_to_a_cwr_and_cwr_goes_once() {
+        let mut rx = Rfc3168 { negotiated: true, ..Default::default() };
+        assert!(!rx.on_segment(&seg(flags::ACK, Ecn::Ce)));
+        assert_eq!(rx.ack_flags(), flags::ECE);
+        assert!(rx.on_segment(&seg(flags::ACK, Ecn::Ect0)), "still demanding CWR");
+        rx.on_segment(&seg(flags::ACK | flags::CWR, Ecn::Ect0));
+        assert_eq!(rx.ack_flags(), 0);
+        let mut tx = Rfc3168 { negotiated: true, ..Default::default() };
+        tx.window_reduced(false);
+        assert_eq!((tx.take_cwr(), tx.take_cwr()), (flags::CWR, 0));
+        let sig = tx.signal(3000, true, RttInfo::default());
+        assert_eq!((sig.delivered_bytes, sig.ce_bytes), (3000, 3000));
+        assert_eq!(tx.signal(3000, false, RttInfo::default()).ce_bytes, 0);
+    }
+}
