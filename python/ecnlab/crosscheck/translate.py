@@ -187,28 +187,27 @@ def _check_tcp(params: Mapping[str, Any], path: str) -> None:
     for switch in ("limited_transmit", "restart_after_idle", "sack", "prr", "rack_tlp", "pacing"):
         if params.get(switch):
             raise Untranslatable(f"{path}.{switch}", True, "not translated to FullTcp")
-    if params.get("timeout_ssthresh", "half_flight_size") != "half_flight_size":
-        raise Untranslatable(
-            f"{path}.timeout_ssthresh",
-            params["timeout_ssthresh"],
+    # The stacks' timers, recovery and slow start, and the one-segment ECN rule (the linux
+    # and freebsd profiles set them).
+    for name, default, why in (
+        (
+            "timeout_ssthresh",
+            "half_flight_size",
             "ns-2.35's FullTcp halves cwnd at every timeout (tcp-full.cc, timeout_action; "
             "tcp.cc, slowdown): not translated",
-        )
-    if params.get("hystart", "off") != "off":
-        raise Untranslatable(
-            f"{path}.hystart",
-            params["hystart"],
+        ),
+        (
+            "hystart",
+            "off",
             "ns-2.35's FullTcp has no HyStart or HyStart++ (slow start ends only at a loss or "
             "an ECN echo)",
-        )
-    # The kernels' timers and one-segment ECN rule (the linux and freebsd profiles set them).
-    for field, default, why in (
+        ),
         ("rto_estimator", "rfc6298", "FullTcp computes its RTO its own way (tcp.cc, rtt_update)"),
         ("delayed_ack_policy", "rfc5681", "FullTcp's delayed ACK is a fixed interval_ timer"),
         ("ecn_min_window", "rfc3168_timer", "not translated to FullTcp"),
     ):
-        if params.get(field, default) != default:
-            raise Untranslatable(f"{path}.{field}", params[field], why)
+        if params.get(name, default) != default:
+            raise Untranslatable(f"{path}.{name}", params[name], why)
     if params.get("beta", 0.5) != 0.5:
         raise Untranslatable(
             f"{path}.beta",

@@ -1830,21 +1830,7 @@ mod tests {
     fn receiver_acks_every_second_segment_and_dupacks_out_of_order() {
         let mut pair = Pair::new(params());
         pair.establish();
-        let seg = |seq: u64| Packet {
-            flow: 0,
-            flow_gen: 0,
-            seq,
-            ack: 1,
-            payload: 1000,
-            size: 1040,
-            wnd: 64_000,
-            flags: flags::ACK,
-            ecn: Ecn::NotEct,
-            kind: PacketKind::Data,
-            dir: Direction::Down,
-            hop: 0,
-            enqueued_at: 0,
-        };
+        let seg = |seq: u64| data_to_client(seq, Ecn::NotEct, 0);
         assert!(pair.deliver(false, &seg(1)).is_empty(), "first segment: ACK delayed");
         assert_eq!(pair.c.delack_at, 200 * NS_PER_MS);
         let a = pair.deliver(false, &seg(1001));
