@@ -5,7 +5,6 @@
 //! sequence numbers count bytes, flags are bits, and the IP ECN field is a two-bit codepoint.
 
 use crate::engine::SimTime;
-use crate::tcp::sack::SackBlocks;
 
 /// Index of a packet in the [`PacketPool`].
 pub type PacketId = u32;
@@ -120,6 +119,46 @@ pub struct Packet {
 impl Packet {
     pub fn has(&self, flag: u8) -> bool {
         self.flags & flag != 0
+    }
+}
+
+/// SACK option blocks (RFC 2018) of a segment: see `tcp::sack`.
+/// Most SACK blocks an ACK carries: four fit in the 40 bytes of TCP options when timestamps are
+/// off (RFC 2018 section 3), which ecnlab does not model.
+pub const MAX_BLOCKS: usize = 4;
+
+/// The SACK blocks of one ACK: [start, end) byte ranges, the first one D-SACK when it reports a
+/// duplicate (RFC 2883).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SackBlocks {
+    pub len: u8,
+    pub blocks: [(u64, u64); MAX_BLOCKS],
+}
+
+impl SackBlocks {
+    pub const EMPTY: SackBlocks = SackBlocks { len: 0, blocks: [(0, 0); MAX_BLOCKS] };
+
+    pub fn as_slice(&self) -> &[(u64, u64)] {
+        &self.blocks[..self.len as usize]
+    }
+
+    /// Adds a block unless it is there or the option is full; returns whether there is room
+    /// for more.
+    pub fn push(&mut self, b: (u64, u64)) -> bool {
+        if (self.len as usize) < MAX_BLOCKS && !self.as_slice().contains(&b) {
+            self.blocks[self.len as usize] = b;
+            self.len += 1;
+        }
+        (self.len as usize) < MAX_BLOCKS
+    }
+
+    /// TCP option bytes on the wire: kind and length (2), 8 per block, two NOPs to align.
+    pub fn option_bytes(&self) -> u32 {
+        if self.len == 0 {
+            0
+        } else {
+            4 + 8 * self.len as u32
+        }
     }
 }
 

@@ -8,32 +8,7 @@
 use super::hystart::{Hystart, HystartKind, HystartStats};
 use crate::engine::SimTime;
 
-pub use super::ecn::AckSignal;
-pub use super::rtt::RttInfo;
-
-/// The sender's window state, in bytes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Window {
-    pub cwnd: u64,
-    pub ssthresh: u64,
-    pub mss: u64,
-}
-
-impl Window {
-    pub fn in_slow_start(&self) -> bool {
-        // Slow start iff cwnd < ssthresh (RFC 5681 section 3.1; Linux uses the same test).
-        self.cwnd < self.ssthresh
-    }
-}
-
-/// What the network said.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Signal {
-    /// A loss detected by duplicate ACKs.
-    Loss,
-    /// An ECN echo (ECE) from the receiver.
-    Ecn,
-}
+pub use super::window::{AckSignal, RttInfo, Signal, Window};
 
 pub trait CongestionControl {
     /// An ACK acknowledged `acked` new bytes outside loss recovery.

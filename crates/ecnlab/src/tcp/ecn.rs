@@ -9,7 +9,8 @@
 //! when it echoes; accurate feedback (AccECN, RFC 9768) would count them. How the window
 //! answers an echo (RFC 3168's halving, ns-2's, ABE) stays with the sender and its controller.
 
-use super::rtt::RttInfo;
+pub use super::window::AckSignal;
+use super::window::RttInfo;
 use crate::packet::{flags, Ecn, Packet};
 
 /// One end's RFC 3168 feedback state.
@@ -21,22 +22,6 @@ pub struct Rfc3168 {
     echo: bool,
     /// Sender: CWR goes on the next new data segment.
     cwr: bool,
-}
-
-/// What one ACK tells the congestion controller, whatever the sender does with it: every ACK,
-/// duplicate or in recovery, with or without an echo (the base for DCTCP, AccECN and Prague).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct AckSignal {
-    /// Bytes newly delivered: cumulatively acknowledged plus newly SACKed (RFC 6937's
-    /// DeliveredData).
-    pub delivered_bytes: u64,
-    /// Bytes of those that the feedback reports CE-marked (RFC 3168: all of them when the ACK
-    /// echoes, none otherwise).
-    pub ce_bytes: u64,
-    /// The ACK carried an echo.
-    pub ece: bool,
-    /// The round-trip times after this ACK's sample, if it gave one.
-    pub rtt: RttInfo,
 }
 
 impl Rfc3168 {

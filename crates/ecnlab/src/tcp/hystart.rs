@@ -46,7 +46,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::cc::{RttInfo, Window};
+use super::window::{RttInfo, Window};
 use crate::engine::time::NS_PER_MS;
 use crate::engine::SimTime;
 

@@ -5,6 +5,8 @@
 //!   delayed ACKs, NewReno loss recovery, RFC 3168 ECN, FIN exchange);
 //! * [`ecn`]: ECN feedback (RFC 3168: negotiation, the echo, CWR) and the per-ACK signal the
 //!   congestion controller sees;
+//! * [`window`]: the window, congestion signals, RTTs and per-ACK signal a controller works on
+//!   (a leaf the other parts share);
 //! * [`rtt`]: the RFC 6298 retransmission-timeout estimator;
 //! * [`sack`]: SACK blocks (RFC 2018, RFC 2883), the sender's scoreboard and RFC 6675 loss
 //!   recovery with Proportional Rate Reduction (RFC 6937);
@@ -24,6 +26,7 @@ pub mod params;
 pub mod rack;
 pub mod rtt;
 pub mod sack;
+pub mod window;
 
 pub use endpoint::{Endpoint, Role, SegmentCtx, TcpEvents, TcpState};
 pub use params::TcpParams;

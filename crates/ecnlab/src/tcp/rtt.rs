@@ -13,6 +13,7 @@
 //! sources match exactly.
 
 use super::params::RtoEstimator;
+pub use super::window::RttInfo;
 use crate::engine::SimTime;
 
 /// FreeBSD's `net.inet.tcp.rexmit_slop` (tcp_timer.h `TCPTV_CPU_VAR`, hz / 5): 200 ms added to
@@ -262,22 +263,6 @@ impl RttEstimator {
     pub fn info(&self) -> RttInfo {
         RttInfo { srtt: self.srtt, min_rtt: self.min_rtt, ..Default::default() }
     }
-}
-
-/// Round-trip times as a congestion controller sees them (both 0 before the first sample),
-/// and what a slow-start exit (`hystart`) needs of the ACK at hand.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct RttInfo {
-    pub srtt: SimTime,
-    pub min_rtt: SimTime,
-    /// This ACK's own RTT sample: from the send time of the newest segment it acknowledges,
-    /// none if it acknowledges retransmitted data (Linux's `ca_rtt_us`). Taken only when a
-    /// slow-start exit is configured; `None` otherwise.
-    pub latest: Option<SimTime>,
-    /// SND.UNA after this ACK, and SND.NXT (one past the highest byte sent): the slow-start
-    /// exits count rounds with them.
-    pub snd_una: u64,
-    pub snd_nxt: u64,
 }
 
 #[cfg(test)]

@@ -7,45 +7,10 @@
 //! is lost when more than (DupThresh - 1) SMSS bytes above it are SACKed, the RFC's second
 //! criterion, which is the first one for full-sized segments.
 
-/// Most SACK blocks an ACK carries: four fit in the 40 bytes of TCP options when timestamps are
-/// off (RFC 2018 section 3), which ecnlab does not model.
-pub const MAX_BLOCKS: usize = 4;
+pub use crate::packet::{SackBlocks, MAX_BLOCKS};
 
 /// RFC 6675's DupThresh.
 pub const DUP_THRESH: u64 = 3;
-
-/// The SACK blocks of one ACK: [start, end) byte ranges, the first one D-SACK when it reports a
-/// duplicate (RFC 2883).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct SackBlocks {
-    pub len: u8,
-    pub blocks: [(u64, u64); MAX_BLOCKS],
-}
-
-impl SackBlocks {
-    pub const EMPTY: SackBlocks = SackBlocks { len: 0, blocks: [(0, 0); MAX_BLOCKS] };
-
-    pub fn as_slice(&self) -> &[(u64, u64)] {
-        &self.blocks[..self.len as usize]
-    }
-
-    fn push(&mut self, b: (u64, u64)) -> bool {
-        if (self.len as usize) < MAX_BLOCKS && !self.as_slice().contains(&b) {
-            self.blocks[self.len as usize] = b;
-            self.len += 1;
-        }
-        (self.len as usize) < MAX_BLOCKS
-    }
-
-    /// TCP option bytes on the wire: kind and length (2), 8 per block, two NOPs to align.
-    pub fn option_bytes(&self) -> u32 {
-        if self.len == 0 {
-            0
-        } else {
-            4 + 8 * self.len as u32
-        }
-    }
-}
 
 /// Inserts [s, e) into a sorted list of disjoint ranges, merging overlaps and neighbours.
 /// Returns the bytes of [s, e) that were not in the list before.
