@@ -1407,7 +1407,7 @@ impl Endpoint {
         if self.ack_now {
             self.emit(ctx, self.snd_nxt, 0, flags::ACK, PacketKind::Ack, Ecn::NotEct);
         }
-        if self.pto_rearm || self.in_recovery || self.snd_una >= self.snd_max {
+        if self.rack_on && (self.pto_rearm || self.in_recovery || self.snd_una >= self.snd_max) {
             self.arm_probe_timer(ctx.now);
         }
     }
