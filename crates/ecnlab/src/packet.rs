@@ -142,14 +142,12 @@ impl SackBlocks {
         &self.blocks[..self.len as usize]
     }
 
-    /// Adds a block unless it is there or the option is full; returns whether there is room
-    /// for more.
-    pub fn push(&mut self, b: (u64, u64)) -> bool {
+    /// Adds a block unless it is there or the option is full.
+    pub fn push(&mut self, b: (u64, u64)) {
         if (self.len as usize) < MAX_BLOCKS && !self.as_slice().contains(&b) {
             self.blocks[self.len as usize] = b;
             self.len += 1;
         }
-        (self.len as usize) < MAX_BLOCKS
     }
 
     /// TCP option bytes on the wire: kind and length (2), 8 per block, two NOPs to align.

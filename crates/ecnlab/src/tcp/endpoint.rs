@@ -1230,10 +1230,9 @@ impl Endpoint {
         if self.reo_at <= ctx.now {
             // RACK's reordering timer (RFC 8985 6.3): the segments whose time is up are lost.
             self.reo_at = OFF;
-            let delivered = 0;
             let lost = self.rack_ack(ctx.now, self.snd_una, false, ctx);
-            if lost && !self.in_recovery && self.snd_una > self.recover {
-                self.enter_fast_recovery(ctx, delivered);
+            if lost && !self.in_recovery && self.may_fast_retransmit(self.snd_una, ctx.params) {
+                self.enter_fast_recovery(ctx, 0); // a timer delivers nothing
             }
             return ev;
         }

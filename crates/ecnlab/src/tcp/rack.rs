@@ -75,7 +75,7 @@ impl Rack {
     /// scoreboard after it. Updates RACK.xmit_ts / end_seq / rtt from every segment newly
     /// delivered (RFC 8985 6.2 step 2, with its guard against the ACK of an original
     /// transmission being taken for the retransmission's: an RTT below min_rtt is ignored) and
-    /// notes reordering (step 3). Returns the sequence numbers newly delivered.
+    /// notes reordering (step 3).
     pub fn on_ack(&mut self, snd_una: u64, is_sacked: impl Fn(u64, u64) -> bool, now: SimTime, min_rtt: SimTime) {
         let update = |rack: &mut Rack, s: &SentSeg| {
             let rtt = now - s.xmit;
@@ -167,10 +167,6 @@ impl Rack {
     /// The highest segment in flight not SACKed (TLP's retransmission probe).
     pub fn last_unsacked(&self) -> Option<SentSeg> {
         self.segs.iter().rev().find(|s| !s.sacked).copied()
-    }
-
-    pub fn clear(&mut self) {
-        self.segs.clear();
     }
 }
 
