@@ -4,8 +4,8 @@
 //! A simulation schedules most events a little ahead of now (the next transmission, the next
 //! arrival of a flow's delay line, a delayed ACK) and a few far ahead (retransmission timers).
 //! The near ones go into a ring of buckets of `width` nanoseconds covering `BUCKETS * width`
-//! ahead, found through a bitmap: push is O(1), pop scans the first non-empty bucket, which
-//! holds a handful of events. Events beyond the ring wait in a 4-ary min-heap and move into
+//! ahead, found through a bitmap: push is O(1), pop scans the first non-empty bucket (a
+//! linked list through one table of nodes), which holds a handful of events. Events beyond the ring wait in a 4-ary min-heap and move into
 //! the ring as time reaches them. Unlike a heap, the cost per event does not grow with the
 //! number of pending events (one per flow's delay line and timer), so it does not grow with
 //! the number of flows. `benches/src/bin/event_queue.rs` measures it against
@@ -131,13 +131,41 @@ impl<T: Copy> Heap4<T> {
 /// Buckets in the ring (a power of two).
 const BUCKETS: usize = 1 << 14;
 const WORDS: usize = BUCKETS / 64;
+/// End of a bucket's list, and of the free list.
+const NIL: u32 = u32::MAX;
+
+/// A pending event in the ring: a node of its bucket's singly linked list.
+#[derive(Clone, Copy, Debug)]
+struct Node<T> {
+    time: SimTime,
+    seq: u64,
+    payload: T,
+    next: u32,
+}
+
+impl<T> Node<T> {
+    #[inline]
+    fn key(&self) -> (SimTime, u64) {
+        (self.time, self.seq)
+    }
+}
 
 /// The simulation's event queue (module documentation).
+///
+/// Each bucket is a linked list threaded through one table of nodes, which reuses the nodes
+/// of popped events first: the ring costs a 4-byte list head per bucket, and the pending
+/// events stay together in a table as small as their number, so scheduling an event touches
+/// memory that is already in cache (a vector per bucket put each event in its own
+/// allocation, and `push` and `pop` were the simulator's main cache misses).
 #[derive(Clone, Debug)]
 pub struct EventQueue<T> {
     /// log2 of the bucket width in nanoseconds.
     shift: u32,
-    buckets: Vec<Vec<Entry<T>>>,
+    /// First node of each ring slot's list (`NIL` when empty).
+    heads: Vec<u32>,
+    nodes: Vec<Node<T>>,
+    /// First node of the free list (`NIL` when every node is in use).
+    free: u32,
     /// Bit `i % 64` of word `i / 64` is set when ring slot `i` holds entries.
     occupied: Vec<u64>,
     /// Absolute bucket number (time >> shift) of the last event popped: the ring covers
@@ -146,8 +174,9 @@ pub struct EventQueue<T> {
     in_ring: usize,
     overflow: Heap4<T>,
     seq: u64,
-    /// Location (slot, index) of the earliest entry, found by `peek_time`.
-    found: Option<(usize, usize)>,
+    /// The earliest entry, found by `peek_time`: its slot, the node before it in the slot's
+    /// list (`NIL` if it is the head) and its node.
+    found: Option<(usize, u32, u32)>,
 }
 
 impl<T: Copy> Default for EventQueue<T> {
@@ -168,7 +197,9 @@ impl<T: Copy> EventQueue<T> {
     pub fn with_bucket_width(width_ns: u64) -> Self {
         EventQueue {
             shift: 63 - width_ns.max(1).leading_zeros(),
-            buckets: (0..BUCKETS).map(|_| Vec::new()).collect(),
+            heads: vec![NIL; BUCKETS],
+            nodes: Vec::with_capacity(1024),
+            free: NIL,
             occupied: vec![0; WORDS],
             cur: 0,
             in_ring: 0,
@@ -189,22 +220,32 @@ impl<T: Copy> EventQueue<T> {
     /// Schedules `payload` at `time`, which must not be before the last event popped.
     #[inline]
     pub fn push(&mut self, time: SimTime, payload: T) {
-        let key = (time as u128) << 64 | self.seq as u128;
+        let seq = self.seq;
         self.seq += 1;
         let bucket = time >> self.shift;
         debug_assert!(bucket >= self.cur, "event scheduled before the current time");
         self.found = None;
         if bucket < self.cur + BUCKETS as u64 {
-            self.insert(bucket, Entry { key, payload });
+            self.insert(bucket, time, seq, payload);
         } else {
-            self.overflow.push_entry(Entry { key, payload });
+            self.overflow.push_entry(Entry { key: (time as u128) << 64 | seq as u128, payload });
         }
     }
 
     #[inline]
-    fn insert(&mut self, bucket: u64, e: Entry<T>) {
+    fn insert(&mut self, bucket: u64, time: SimTime, seq: u64, payload: T) {
         let slot = bucket as usize & (BUCKETS - 1);
-        self.buckets[slot].push(e);
+        let node = Node { time, seq, payload, next: self.heads[slot] };
+        let i = if self.free != NIL {
+            let i = self.free;
+            self.free = self.nodes[i as usize].next;
+            self.nodes[i as usize] = node;
+            i
+        } else {
+            self.nodes.push(node);
+            (self.nodes.len() - 1) as u32
+        };
+        self.heads[slot] = i;
         self.occupied[slot / 64] |= 1 << (slot % 64);
         self.in_ring += 1;
     }
@@ -218,7 +259,7 @@ impl<T: Copy> EventQueue<T> {
                 break;
             }
             let e = self.overflow.pop_entry().expect("peeked");
-            self.insert(bucket.max(self.cur), e);
+            self.insert(bucket.max(self.cur), (e.key >> 64) as SimTime, e.key as u64, e.payload);
         }
     }
 
@@ -249,54 +290,70 @@ impl<T: Copy> EventQueue<T> {
     }
 
     /// Time of the earliest pending event.
+    #[inline]
     pub fn peek_time(&mut self) -> Option<SimTime> {
         if self.found.is_none() {
-            let ring = self.first_occupied();
-            let over = self.overflow.peek_key().map(|k| ((k >> 64) as u64) >> self.shift);
-            let bucket = match (ring, over) {
-                (Some(r), Some(o)) if o <= r => {
-                    // Far events have come within reach: bring them in first.
-                    self.cur = o.max(self.cur);
-                    self.migrate();
-                    self.first_occupied().expect("migrated")
-                }
-                (Some(r), _) => r,
-                (None, Some(o)) => {
-                    self.cur = o;
-                    self.migrate();
-                    o
-                }
-                (None, None) => return None,
-            };
-            let slot = bucket as usize & (BUCKETS - 1);
-            let b = &self.buckets[slot];
-            let mut best = 0;
-            for i in 1..b.len() {
-                if b[i].key < b[best].key {
-                    best = i;
-                }
-            }
-            self.found = Some((slot, best));
+            self.find()?;
         }
-        let (slot, i) = self.found.expect("found");
-        Some((self.buckets[slot][i].key >> 64) as SimTime)
+        let (_, _, i) = self.found.expect("found");
+        Some(self.nodes[i as usize].time)
     }
 
+    /// Finds the earliest entry (`found`); `None` if the queue is empty.
+    fn find(&mut self) -> Option<()> {
+        let ring = self.first_occupied();
+        let over = self.overflow.peek_key().map(|k| ((k >> 64) as u64) >> self.shift);
+        let bucket = match (ring, over) {
+            (Some(r), Some(o)) if o <= r => {
+                // Far events have come within reach: bring them in first.
+                self.cur = o.max(self.cur);
+                self.migrate();
+                self.first_occupied().expect("migrated")
+            }
+            (Some(r), _) => r,
+            (None, Some(o)) => {
+                self.cur = o;
+                self.migrate();
+                o
+            }
+            (None, None) => return None,
+        };
+        let slot = bucket as usize & (BUCKETS - 1);
+        let (mut prev, mut i) = (NIL, self.heads[slot]);
+        let (mut best_prev, mut best) = (prev, i);
+        while i != NIL {
+            if self.nodes[i as usize].key() < self.nodes[best as usize].key() {
+                (best_prev, best) = (prev, i);
+            }
+            prev = i;
+            i = self.nodes[i as usize].next;
+        }
+        self.found = Some((slot, best_prev, best));
+        Some(())
+    }
+
+    #[inline]
     pub fn pop(&mut self) -> Option<(SimTime, T)> {
         self.peek_time()?;
-        let (slot, i) = self.found.take().expect("found");
-        let e = self.buckets[slot].swap_remove(i);
-        if self.buckets[slot].is_empty() {
+        let (slot, prev, i) = self.found.take().expect("found");
+        let node = self.nodes[i as usize];
+        if prev == NIL {
+            self.heads[slot] = node.next;
+        } else {
+            self.nodes[prev as usize].next = node.next;
+        }
+        self.nodes[i as usize].next = self.free;
+        self.free = i;
+        if self.heads[slot] == NIL {
             self.occupied[slot / 64] &= !(1 << (slot % 64));
         }
         self.in_ring -= 1;
-        let time = (e.key >> 64) as SimTime;
-        let bucket = time >> self.shift;
+        let bucket = node.time >> self.shift;
         if bucket > self.cur {
             self.cur = bucket;
             self.migrate();
         }
-        Some((time, e.payload))
+        Some((node.time, node.payload))
     }
 }
 
