@@ -4,8 +4,8 @@
 //! A simulation schedules most events a little ahead of now (the next transmission, the next
 //! arrival of a flow's delay line, a delayed ACK) and a few far ahead (retransmission timers).
 //! The near ones go into a ring of buckets of `width` nanoseconds covering `BUCKETS * width`
-//! ahead, found through a bitmap: push is O(1), pop scans the first non-empty bucket (a
-//! linked list through one table of nodes), which holds a handful of events. Events beyond the ring wait in a 4-ary min-heap and move into
+//! ahead, found through a bitmap: push walks one short list, pop takes the head of the first non-empty bucket
+//! (a sorted linked list through one table of nodes, which holds a handful of events). Events beyond the ring wait in a 4-ary min-heap and move into
 //! the ring as time reaches them. Unlike a heap, the cost per event does not grow with the
 //! number of pending events (one per flow's delay line and timer), so it does not grow with
 //! the number of flows. `benches/src/bin/event_queue.rs` measures it against
@@ -174,9 +174,9 @@ pub struct EventQueue<T> {
     in_ring: usize,
     overflow: Heap4<T>,
     seq: u64,
-    /// The earliest entry, found by `peek_time`: its slot, the node before it in the slot's
-    /// list (`NIL` if it is the head) and its node.
-    found: Option<(usize, u32, u32)>,
+    /// The absolute bucket of the earliest entry (the head of its list), once found by
+    /// `peek_time`; kept while it stays true.
+    found: Option<u64>,
 }
 
 impl<T: Copy> Default for EventQueue<T> {
@@ -224,7 +224,6 @@ impl<T: Copy> EventQueue<T> {
         self.seq += 1;
         let bucket = time >> self.shift;
         debug_assert!(bucket >= self.cur, "event scheduled before the current time");
-        self.found = None;
         if bucket < self.cur + BUCKETS as u64 {
             self.insert(bucket, time, seq, payload);
         } else {
@@ -232,10 +231,17 @@ impl<T: Copy> EventQueue<T> {
         }
     }
 
+    /// Puts an entry into its bucket's list, which is kept sorted, so that the earliest entry
+    /// of a bucket is its head.
     #[inline]
     fn insert(&mut self, bucket: u64, time: SimTime, seq: u64, payload: T) {
         let slot = bucket as usize & (BUCKETS - 1);
-        let node = Node { time, seq, payload, next: self.heads[slot] };
+        let (mut prev, mut next) = (NIL, self.heads[slot]);
+        while next != NIL && self.nodes[next as usize].key() < (time, seq) {
+            prev = next;
+            next = self.nodes[next as usize].next;
+        }
+        let node = Node { time, seq, payload, next };
         let i = if self.free != NIL {
             let i = self.free;
             self.free = self.nodes[i as usize].next;
@@ -245,9 +251,16 @@ impl<T: Copy> EventQueue<T> {
             self.nodes.push(node);
             (self.nodes.len() - 1) as u32
         };
-        self.heads[slot] = i;
+        if prev == NIL {
+            self.heads[slot] = i;
+        } else {
+            self.nodes[prev as usize].next = i;
+        }
         self.occupied[slot / 64] |= 1 << (slot % 64);
         self.in_ring += 1;
+        if self.found.is_some_and(|f| bucket < f) {
+            self.found = Some(bucket);
+        }
     }
 
     /// Moves overflow entries that the ring now covers into it.
@@ -292,15 +305,16 @@ impl<T: Copy> EventQueue<T> {
     /// Time of the earliest pending event.
     #[inline]
     pub fn peek_time(&mut self) -> Option<SimTime> {
-        if self.found.is_none() {
-            self.find()?;
-        }
-        let (_, _, i) = self.found.expect("found");
-        Some(self.nodes[i as usize].time)
+        let bucket = match self.found {
+            Some(b) => b,
+            None => self.find()?,
+        };
+        Some(self.nodes[self.heads[bucket as usize & (BUCKETS - 1)] as usize].time)
     }
 
-    /// Finds the earliest entry (`found`); `None` if the queue is empty.
-    fn find(&mut self) -> Option<()> {
+    /// Finds the bucket of the earliest entry (and keeps it in `found`); `None` if the queue
+    /// is empty.
+    fn find(&mut self) -> Option<u64> {
         let ring = self.first_occupied();
         let over = self.overflow.peek_key().map(|k| ((k >> 64) as u64) >> self.shift);
         let bucket = match (ring, over) {
@@ -318,34 +332,23 @@ impl<T: Copy> EventQueue<T> {
             }
             (None, None) => return None,
         };
-        let slot = bucket as usize & (BUCKETS - 1);
-        let (mut prev, mut i) = (NIL, self.heads[slot]);
-        let (mut best_prev, mut best) = (prev, i);
-        while i != NIL {
-            if self.nodes[i as usize].key() < self.nodes[best as usize].key() {
-                (best_prev, best) = (prev, i);
-            }
-            prev = i;
-            i = self.nodes[i as usize].next;
-        }
-        self.found = Some((slot, best_prev, best));
-        Some(())
+        self.found = Some(bucket);
+        Some(bucket)
     }
 
     #[inline]
     pub fn pop(&mut self) -> Option<(SimTime, T)> {
         self.peek_time()?;
-        let (slot, prev, i) = self.found.take().expect("found");
+        let bucket = self.found.expect("found");
+        let slot = bucket as usize & (BUCKETS - 1);
+        let i = self.heads[slot];
         let node = self.nodes[i as usize];
-        if prev == NIL {
-            self.heads[slot] = node.next;
-        } else {
-            self.nodes[prev as usize].next = node.next;
-        }
+        self.heads[slot] = node.next;
         self.nodes[i as usize].next = self.free;
         self.free = i;
-        if self.heads[slot] == NIL {
+        if node.next == NIL {
             self.occupied[slot / 64] &= !(1 << (slot % 64));
+            self.found = None;
         }
         self.in_ring -= 1;
         let bucket = node.time >> self.shift;
