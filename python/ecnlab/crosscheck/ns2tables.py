@@ -788,7 +788,9 @@ def read_counts(folder: Path) -> dict[str, dict[str, int]]:
     return out
 
 
-def bottleneck_data_pkts(counts: Mapping[str, Mapping[str, int]], scenario: Mapping[str, Any]) -> int:
+def bottleneck_data_pkts(
+    counts: Mapping[str, Mapping[str, int]], scenario: Mapping[str, Any]
+) -> int:
     """Data packets that left the bottleneck queues into their links (both directions): the
     quantity of ecnlab's ``bottleneck_data_pkts``, which counts them once serialized (so it
     differs by at most the one packet per link in serialization at the end).
@@ -807,12 +809,16 @@ def bottleneck_data_pkts(counts: Mapping[str, Mapping[str, int]], scenario: Mapp
     sizes = set()
     for i, w in enumerate(scenario["workloads"]):
         if w["kind"] != "bulk" or w.get("bytes") is not None:
-            raise ValueError(f"workloads.{i}: data packets are counted for unlimited bulk flows only")
+            raise ValueError(
+                f"workloads.{i}: data packets are counted for unlimited bulk flows only"
+            )
         for side in ("clients", "servers"):
             p = tcp_params(scenario, i, side)
             sizes.add((int(p["mss_bytes"]), int(p["header_bytes"])))
     if len(sizes) != 1:
-        raise ValueError(f"data packets are counted for one MSS and header size, not {sorted(sizes)}")
+        raise ValueError(
+            f"data packets are counted for one MSS and header size, not {sorted(sizes)}"
+        )
     ((mss, header),) = sizes
     total = 0
     for name, c in sorted(counts.items()):
