@@ -352,6 +352,77 @@ def test_every_seed_comparison_translates() -> None:
     assert rates["RED*-ECN-105"] > rates["RED*-ECN-90"]
 
 
+# --- the count-only script (ecnlab bench --peers) ------------------------------------------
+
+
+def _bulk_only(*overrides: str) -> dict[str, Any]:
+    s = copy.deepcopy(BASE)
+    s["workloads"] = s["workloads"][:1]
+    s["tcp"] = {"ecn": True}
+    s["topology"]["bottleneck"]["queue"]["aqm"] = {"kind": "red", "ecn": True}
+    return normalized(s, overrides)
+
+
+def test_count_only_refuses_request_response_workloads() -> None:
+    with pytest.raises(ValueError, match="workloads.1.kind.*bulk workloads only"):
+        translate(scenario(), 1, count_only=True)
+
+
+def test_count_only_script_has_no_trace_and_no_upcalls() -> None:
+    s = _bulk_only()
+    flows = bulk_flows(ecnlab.run(s, seed=1, progress=False))
+    full = translate(s, 1, flows).script
+    count = translate(s, 1, flows, count_only=True).script
+    assert "trace-queue" in full and "trace-queue" not in count
+    assert "attach-monitors" in count and "attach-monitors" not in full
+    assert "ecnlab_aqm_sample" in full and "ecnlab_aqm_sample" not in count
+    assert "set ecnlab_count_only 1" in count and "set ecnlab_count_only 0" in full
+    # the simulation itself is the same: every line of the full script that sets up the
+    # network, TCP and flows is in the count-only script
+    setup = [
+        x
+        for x in full.splitlines()
+        if x.startswith(("$ns at ", "$ns duplex", "$q set")) and "ecnlab_aqm" not in x
+    ]
+    assert len(setup) > 20
+    assert [x for x in setup if x not in count.splitlines()] == []
+
+
+def test_count_only_counts_are_the_traced_packets(tmp_path: Path, ns2: str) -> None:
+    """The queue monitors of the count-only script count the packets the full script's trace
+    shows leaving the bottleneck queues (the same ns-2 run: tracing only observes), and the
+    data packets computed from their bytes are the traced departures with a payload."""
+    from ecnlab.crosscheck.ns2tables import bottleneck_data_pkts, read_counts
+
+    s = _bulk_only("duration_s=3")
+    result = ecnlab.run(s, seed=2, progress=False)
+    flows = bulk_flows(result)
+    run_ns2(translate(s, 2, flows).script, tmp_path / "full", ns2)
+    run_ns2(translate(s, 2, flows, count_only=True).script, tmp_path / "count", ns2)
+    trace = _classify(read_trace(tmp_path / "full" / "bottleneck.tr"))
+    counts = read_counts(tmp_path / "count")
+    departed = trace[trace["ev"] == "-"]
+    assert counts["bottleneck_down"]["pdepartures"] + counts["bottleneck_up"][
+        "pdepartures"
+    ] == len(departed)
+    data = bottleneck_data_pkts(counts, s)
+    assert data == int((departed["payload"] > 0).sum()) > 1000
+
+
+def test_data_packets_from_counts_need_whole_segments() -> None:
+    from ecnlab.crosscheck.ns2tables import bottleneck_data_pkts
+
+    s = _bulk_only()
+    mss, header = s["tcp"]["mss_bytes"], s["tcp"]["header_bytes"]
+    ok = {"pdepartures": 10, "bdepartures": 10 * header + 7 * mss}
+    assert bottleneck_data_pkts({"bottleneck_down": ok, "bottleneck_up": ok}, s) == 14
+    bad = {"pdepartures": 10, "bdepartures": 10 * header + 7 * mss + 1}
+    with pytest.raises(ValueError, match="whole"):
+        bottleneck_data_pkts({"bottleneck_down": ok, "bottleneck_up": bad}, s)
+    with pytest.raises(ValueError, match="unlimited bulk"):
+        bottleneck_data_pkts({"bottleneck_down": ok}, scenario())
+
+
 # --- end to end ---------------------------------------------------------------------------
 
 

@@ -46,6 +46,20 @@ def check_budget(config_json: str, memory_budget: float) -> None:
     """Raise ValueError, naming the fields that drive the estimate, if a run of the scenario
     is estimated (:func:`estimate`) to need more than ``memory_budget`` bytes."""
 
+def hold_benchmark(pending: int, events: int, seed: int) -> tuple[float, int]:
+    """Time the event queue alone: the hold model (pop the earliest event, push one 1 ns to
+    1 ms after it) on the simulator's calendar queue with ``pending`` events of 16 bytes (the
+    size of the simulator's event), ``events`` pop-and-push steps, random stream ``seed``.
+    Runs with the GIL released.
+
+    Returns:
+        ``(seconds, checksum)``: the wall time of the timed steps (filling the queue is not
+        timed) and the sum of the sequence numbers popped (the same for the same arguments).
+
+    Raises:
+        ValueError: ``pending`` is 0.
+    """
+
 class Simulation:
     """One simulation run of one scenario with one seed.
 

@@ -32,7 +32,7 @@ from .crosscheck.cli import crosscheck_app
 from .models.cli import model_app
 from .store import CorruptRunError, RunExistsError, StoreError, check_out_dir, write_run
 
-__all__ = ["app", "median_response_time", "summary_table"]
+__all__ = ["app", "bench_tables", "median_response_time", "summary_table"]
 
 app = command_group("ecnlab", "Packet-level laboratory for ECN, AQM and TCP congestion control.")
 app.add_typer(model_app, name="model")
@@ -329,6 +329,14 @@ def bench(
     repeat: Annotated[
         int, typer.Option("--repeat", help="Runs per case; the median run is reported.")
     ] = 3,
+    peers: Annotated[
+        bool,
+        typer.Option(
+            "--peers",
+            help="Also run the dumbbell-10m cases in ns-2.35 (if installed) and report "
+            "ecnlab's speed as a ratio to it.",
+        ),
+    ] = False,
 ) -> None:
     """Measure simulator speed and memory on fixed scenarios (one subprocess per run)."""
     try:
@@ -337,6 +345,16 @@ def bench(
         )
     except ValueError as e:
         _fail(str(e))
+    cases = list(cases)
+    if peers:
+        from .crosscheck.run import Ns2NotFound, find_ns
+
+        try:
+            find_ns()
+        except Ns2NotFound as e:
+            err_console.print(f"[yellow]--peers: {escape(str(e))}; the ns-2 cases are skipped[/]")
+        else:
+            cases += bench_mod.peer_cases(cases)
     show_status = err_console.is_terminal
 
     def on_start(case: bench_mod.Case) -> None:
@@ -348,25 +366,103 @@ def bench(
     if as_json:
         typer.echo(json.dumps(records, indent=2))
         return
-    table = Table(title=f"ecnlab {_core.__version__} benchmark{' (smoke)' if smoke else ''}")
-    table.add_column("scenario", no_wrap=True)
-    for heading in ("flows", "events/s", "pkts/s", "sim/wall", "RSS MB", "Mb/s"):
-        table.add_column(heading, justify="right", no_wrap=True)
-    for r in records:
-        table.add_row(
-            r["scenario"],
-            str(r["n_flows"]),
-            f"{r['events_per_s']:,.0f}",
-            f"{r['bottleneck_pkts_per_s']:,.0f}",
-            f"{r['sim_s_per_wall_s']:.1f}",
-            f"{r['peak_rss_mb']:.0f}",
-            f"{r['goodput_mbps']:.2f}",
+    for table in bench_tables(records, smoke=smoke):
+        out_console.print(table)
+
+
+def bench_tables(records: list[dict[str, Any]], *, smoke: bool = False) -> list[Table]:
+    """The human tables of ``ecnlab bench``: the simulations, then (when run) the engine
+    reference, the peers, memory at many connections and the fixed cost of a run."""
+    title = f"ecnlab {_core.__version__} benchmark{' (smoke)' if smoke else ''}"
+    sims = [r for r in records if r.get("kind", "simulation") == "simulation"]
+    sims = [r for r in sims if r["scenario"] != "conns-1e5"]
+    tables = []
+    if sims:
+        table = Table(title=title)
+        table.add_column("scenario", no_wrap=True)
+        for heading in ("flows", "events/s", "pkts/s", "sim/wall", "RSS MB", "Mb/s", "eng %"):
+            table.add_column(heading, justify="right", no_wrap=True)
+        table.add_column("link %", justify="right", no_wrap=True)
+        for r in sims:
+            of = [f"{r[k]:.0%}" if k in r else "" for k in ("of_engine_events", "of_link_pkts")]
+            table.add_row(
+                r["scenario"],
+                str(r["n_flows"]),
+                f"{r['events_per_s']:,.0f}",
+                f"{r['bottleneck_pkts_per_s']:,.0f}",
+                f"{r['sim_s_per_wall_s']:.1f}",
+                f"{r['peak_rss_mb']:.0f}",
+                f"{r['goodput_mbps']:.2f}",
+                *of,
+            )
+        table.caption = (
+            "pkts/s: data packets through the bottleneck per wall second (link-1g: every "
+            "packet); sim/wall: simulated seconds per wall second; RSS: peak resident memory "
+            "of the case's process; Mb/s: goodput; eng %: events/s as a share of the event "
+            "queue's alone (engine-queue); link %: pkts/s as a share of link-1g's"
         )
-    table.caption = (
-        "pkts/s: data packets through the bottleneck per wall second; sim/wall: simulated "
-        "seconds per wall second; RSS: peak resident memory of the case's process; Mb/s: goodput"
-    )
-    out_console.print(table)
+        tables.append(table)
+    engine = [r for r in records if r.get("kind") == "engine"]
+    if engine:
+        table = Table(title="event queue alone (hold model, 16-byte events)")
+        for heading in ("pending events", "events/s"):
+            table.add_column(heading, justify="right", no_wrap=True)
+        for r in engine:
+            table.add_row(f"{r['pending_events']:,}", f"{r['events_per_s']:,.0f}")
+        tables.append(table)
+    peers = [r for r in records if r.get("kind") == "ns2"]
+    if peers:
+        table = Table(title="peers: the dumbbell-10m cases in ns-2.35 (count-only script)")
+        for heading in ("flows", "pkts/s", "wall s", "cpu s", "set-up s", "after set-up"):
+            table.add_column(heading, justify="right", no_wrap=True)
+        table.add_column("ecnlab / ns-2", justify="right", no_wrap=True)
+        for r in peers:
+            ratio = r.get("ecnlab_ratio")
+            after = r.get("pkts_per_s_after_setup")
+            table.add_row(
+                str(r["n_flows"]),
+                f"{r['bottleneck_pkts_per_s']:,.0f}",
+                f"{r['wall_s']:.2f}",
+                f"{r['cpu_s']:.2f}",
+                f"{r['setup_s']:.2f}",
+                "-" if after is None else f"{after:,.0f}",
+                "-" if ratio is None else f"{ratio:.1f}",
+            )
+        table.caption = (
+            "pkts/s: data packets that left ns-2's bottleneck queues (both directions) per wall "
+            "second of the ns process; set-up: the same script ended at 1 ms; after set-up: "
+            "pkts/s over the rest"
+        )
+        tables.append(table)
+    memory = [r for r in records if r.get("scenario") == "conns-1e5"]
+    if memory:
+        table = Table(title="memory at many concurrent connections")
+        for heading in ("connections open", "sending", "peak RSS MB", "baseline MB", "KiB/conn"):
+            table.add_column(heading, justify="right", no_wrap=True)
+        for r in memory:
+            table.add_row(
+                f"{r['open_conns']:,}",
+                f"{r['sending_conns']:,}",
+                f"{r['peak_rss_mb']:.0f}",
+                f"{r['baseline_rss_mb']:.0f}",
+                f"{r['kb_per_conn']:.2f}",
+            )
+        tables.append(table)
+    overhead = [r for r in records if r.get("kind") == "command"]
+    if overhead:
+        table = Table(title="fixed cost of a run: `ecnlab run` of dumbbell-10m as a command")
+        for heading in ("flows", "command s", "run's own s", "overhead s", "command RSS MB"):
+            table.add_column(heading, justify="right", no_wrap=True)
+        for r in overhead:
+            table.add_row(
+                str(r["n_flows"]),
+                f"{r['wall_s']:.2f}",
+                f"{r['core_s']:.3f}",
+                f"{r['overhead_s']:.2f}",
+                f"{r['peak_rss_mb']:.0f}",
+            )
+        tables.append(table)
+    return tables
 
 
 # --- summary of one run --------------------------------------------------------------

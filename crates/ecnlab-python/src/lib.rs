@@ -44,6 +44,18 @@ fn check_budget(config_json: &str, memory_budget: f64) -> PyResult<()> {
     ecnlab::sim::estimate(&parse(config_json)?).check(memory_budget).map_err(|e| PyValueError::new_err(e.to_string()))
 }
 
+/// The event queue alone (`ecnlab::engine::bench::hold_benchmark`): the hold model with
+/// `pending` events of 16 bytes, `events` timed pop-and-push steps, random stream `seed`,
+/// run with the GIL released. Returns (wall seconds of the timed steps, checksum of the order).
+#[pyfunction]
+fn hold_benchmark(py: Python<'_>, pending: usize, events: u64, seed: u64) -> PyResult<(f64, u64)> {
+    if pending == 0 {
+        return Err(PyValueError::new_err("pending must be at least 1"));
+    }
+    let h = py.detach(move || ecnlab::engine::bench::hold_benchmark(pending, events, seed));
+    Ok((h.seconds, h.checksum))
+}
+
 #[pyclass(module = "ecnlab._core")]
 struct Simulation {
     sim: CoreSimulation,
@@ -154,6 +166,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(normalize, m)?)?;
     m.add_function(wrap_pyfunction!(estimate, m)?)?;
     m.add_function(wrap_pyfunction!(check_budget, m)?)?;
+    m.add_function(wrap_pyfunction!(hold_benchmark, m)?)?;
     m.add_class::<Simulation>()?;
     Ok(())
 }

@@ -26,10 +26,14 @@ array set ecnlab_open_conns {}
 
 Class EcnlabApp -superclass Application
 
-EcnlabApp instproc recv {bytes} {
-	$self instvar cid side
-	if {$cid} {
-		ecnlab_recv $cid $side $bytes
+# A count-only script (ecnlab_count_only 1, for timing ns-2) defines no recv: an Application
+# whose class has no recv instproc when it starts makes no Tcl call per delivery (app.cc).
+if {!$ecnlab_count_only} {
+	EcnlabApp instproc recv {bytes} {
+		$self instvar cid side
+		if {$cid} {
+			ecnlab_recv $cid $side $bytes
+		}
 	}
 }
 

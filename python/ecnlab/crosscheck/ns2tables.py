@@ -8,6 +8,8 @@ The generated script writes:
   destination address.port, sequence number, packet id, ack number, TCP flags (hex),
   header length, SACK blocks. Flags: position 0 ``C`` ECN-echo, 3 ``A`` CWR, 4 ``E``
   congestion experienced, 6 ``N`` ECN-capable (``trace/trace.cc``, ``Trace::format``).
+* ``counts.txt`` (a count-only script, for timing ns-2, instead of the trace): each bottleneck
+  queue's monitor counters (:func:`read_counts`, :func:`bottleneck_data_pkts`).
 * ``flows.txt`` and ``exchanges.txt``: one line per connection and per exchange (columns in
   ``ns2lib.tcl``); ``aqm.txt``: the AQM's variables; ``delays.txt``: DelayBox's per-connection
   one-way delays; ``packmime*_*.txt``: PackMime's own logs.
@@ -34,7 +36,7 @@ if TYPE_CHECKING:
 
     from .translate import Translation
 
-__all__ = ["Ns2OutputError", "read_tables"]
+__all__ = ["Ns2OutputError", "bottleneck_data_pkts", "read_counts", "read_tables"]
 
 # ns-2 node ids of the routers: the script creates R1 then R2 first.
 _R1, _R2 = 0, 1
@@ -755,3 +757,77 @@ def _schema() -> tuple[pa.Schema, pa.Schema]:
         ]
     )
     return flows, exchanges
+
+
+def read_counts(folder: Path) -> dict[str, dict[str, int]]:
+    """The queue monitor counters a count-only script wrote: link name (``bottleneck_up``,
+    ``bottleneck_down``) -> counter (``parrivals``, ``pdepartures``, ``pdrops``,
+    ``barrivals``, ``bdepartures``, ``bdrops``) -> value.
+
+    Raises:
+        Ns2OutputError: the file is missing or malformed.
+    """
+    from .translate import COUNTERS, COUNTS_FILE
+
+    path = Path(folder) / COUNTS_FILE
+    try:
+        lines = path.read_text().split("\n")
+    except OSError as e:
+        raise Ns2OutputError(f"{path}: cannot be read ({e})") from None
+    out: dict[str, dict[str, int]] = {}
+    for line in filter(None, (x.strip() for x in lines)):
+        name, *values = line.split()
+        if len(values) != len(COUNTERS):
+            raise Ns2OutputError(f"{path}: expected {len(COUNTERS)} counters: {line!r}")
+        try:
+            out[name] = {c.rstrip("_"): int(float(v)) for c, v in zip(COUNTERS, values)}
+        except ValueError:
+            raise Ns2OutputError(f"{path}: not a number in {line!r}") from None
+    if set(out) != {"bottleneck_up", "bottleneck_down"}:
+        raise Ns2OutputError(f"{path}: expected both bottleneck links, got {sorted(out)}")
+    return out
+
+
+def bottleneck_data_pkts(
+    counts: Mapping[str, Mapping[str, int]], scenario: Mapping[str, Any]
+) -> int:
+    """Data packets that left the bottleneck queues into their links (both directions): the
+    quantity of ecnlab's ``bottleneck_data_pkts``, which counts them once serialized (so it
+    differs by at most the one packet per link in serialization at the end).
+
+    A queue monitor counts packets and bytes, not kinds; in a scenario of unlimited bulk flows
+    every packet is ``header_bytes`` of headers plus either no payload (SYN, SYN-ACK, ACK) or a
+    full ``mss_bytes`` segment, so the data packets of a link are ``(bytes - header x
+    packets) / mss``.
+
+    Raises:
+        ValueError: the workloads are not all unlimited bulk flows with one MSS and header
+            size, or the bytes do not divide into whole segments (the assumption failed).
+    """
+    from .translate import tcp_params
+
+    sizes = set()
+    for i, w in enumerate(scenario["workloads"]):
+        if w["kind"] != "bulk" or w.get("bytes") is not None:
+            raise ValueError(
+                f"workloads.{i}: data packets are counted for unlimited bulk flows only"
+            )
+        for side in ("clients", "servers"):
+            p = tcp_params(scenario, i, side)
+            sizes.add((int(p["mss_bytes"]), int(p["header_bytes"])))
+    if len(sizes) != 1:
+        raise ValueError(
+            f"data packets are counted for one MSS and header size, not {sorted(sizes)}"
+        )
+    ((mss, header),) = sizes
+    total = 0
+    for name, c in sorted(counts.items()):
+        payload = c["bdepartures"] - header * c["pdepartures"]
+        data, rest = divmod(payload, mss)
+        if rest or data < 0 or data > c["pdepartures"]:
+            raise ValueError(
+                f"{name}: {c['bdepartures']} bytes in {c['pdepartures']} packets are not "
+                f"{header}-byte headers plus whole {mss}-byte segments"
+            )
+        total += data
+    return total

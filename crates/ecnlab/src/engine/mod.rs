@@ -4,6 +4,7 @@
 //! (DESIGN decision 2); events are ordered by (time, insertion sequence) so that ties are
 //! resolved first-in-first-out and every run is deterministic.
 
+pub mod bench;
 pub mod queue;
 pub mod rng;
 pub mod time;
