@@ -58,6 +58,8 @@ def scenario(*overrides: str) -> dict[str, Any]:
             'topology.bottleneck.queue.aqm.kind = "codel": ns-2.35 has no CoDel',
         ),
         (['topology.bottleneck.queue.aqm={ kind = "pie" }'], "ns-2.35 has no PIE"),
+        (['topology.bottleneck.queue.aqm={ kind = "pi2" }'], "ns-2.35 has no PI2"),
+        (['topology.bottleneck.queue.aqm={ kind = "dualpi2" }'], "ns-2.35 has no DualPI2"),
         (
             ['topology.bottleneck.queue.aqm={ kind = "red", above_max = "ecnm", ecn = true }'],
             'topology.bottleneck.queue.aqm.above_max = "ecnm"',

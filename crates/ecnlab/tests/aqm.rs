@@ -137,6 +137,37 @@ fn pie_linux_early_holds_mean_delay_near_target() {
     pie_case("linux_early", 20.0);
 }
 
+/// 20 Classic ECN flows (ECT(0)) at 10 Mb/s, RTT 100 ms, through `aqm` for 60 s: the mean
+/// queueing delay, the means of the sampled `p` and `p_c`, and the mark rate.
+fn pi2_case(aqm: Value) -> (f64, f64, f64, f64) {
+    let mut v = bulk(10e6, 20, 100.0, 1460, 1000, aqm.clone(), 60.0);
+    v["tcp"]["ecn"] = json!(true);
+    let r = run(v, 1);
+    let (mean_ms, q) = sojourn_ms(&r, &[0.5, 0.99]);
+    let p = mean(aqm_series(&r, "p").into_iter().map(|(_, v)| v));
+    let p_c = mean(aqm_series(&r, "p_c").into_iter().map(|(_, v)| v));
+    eprintln!("{aqm}: mean sojourn {mean_ms:.2} ms, median {:.2}, p99 {:.2}, mean p' {p:.4}, mean p_C {p_c:.4}, marks {:.4}, losses {:.4}, utilization {:.3}",
+        q[0], q[1], r.get("mark_rate_down"), r.get("loss_rate_down"), r.get("utilization_down"));
+    assert!(r.get("utilization_down") > 0.95, "{aqm}: utilization {}", r.get("utilization_down"));
+    (mean_ms, p, p_c, r.get("mark_rate_down"))
+}
+
+#[test]
+fn pi2_and_dualpi2_hold_classic_ecn_flows_near_their_target_delay() {
+    // Classic flows see p_C = p'^2 in both (DualPI2 puts ECT(0) in its C queue): the PI
+    // controller holds the queueing delay near its 15 ms target (RFC 9332 A.1; measured
+    // 15.9 ms), and the flows' data packets are marked at the sampled p_C (measured mark rate
+    // 0.0254, mean p' 0.159).
+    let pi2 = pi2_case(json!({"kind": "pi2"}));
+    let (mean_ms, p, p_c, marks) = pi2;
+    assert!((mean_ms / 15.0 - 1.0).abs() < 0.25, "mean queueing delay {mean_ms} ms vs target 15");
+    assert!(p > 0.0 && p < 0.5, "mean p' {p}");
+    assert!((marks / p_c - 1.0).abs() < 0.2, "mark rate {marks} against mean sampled p_C {p_c}");
+    // With Classic traffic alone DualPI2's L queue stays empty: it is PI2 on its C queue, draw
+    // for draw.
+    assert_eq!(pi2_case(json!({"kind": "dualpi2"})), pi2);
+}
+
 #[test]
 fn adaptive_red_settles_max_p_in_its_band_and_the_average_at_the_target_delay() {
     // 100 Mb/s, 1500-B packets: C = 8333 pkt/s; target 5 ms -> min_th 20.8, max_th 62.5, target
@@ -167,6 +198,8 @@ fn every_kind_runs_from_a_scenario_and_reports_its_variables() {
         (json!({"kind": "pie", "derandomize": true, "byte_mode": true}), vec!["p", "qdelay_ms", "burst_ms"]),
         (json!({"kind": "codel", "ecn": true}), vec!["dropping", "count", "sojourn_ms"]),
         (json!({"kind": "threshold", "k_pkts": 20}), vec![]),
+        (json!({"kind": "pi2"}), vec!["p", "p_c", "p_l", "qdelay_ms"]),
+        (json!({"kind": "dualpi2"}), vec!["p", "p_c", "p_cl", "p_l", "l_delay_ms", "c_delay_ms"]),
     ];
     for (aqm, vars) in cases {
         let mut v = bulk(10e6, 5, 50.0, 1460, 200, aqm.clone(), 5.0);
@@ -194,6 +227,15 @@ fn bad_parameters_are_errors_naming_the_field() {
     let v = bulk(10e6, 1, 50.0, 1460, 200, json!({"kind": "pie", "tupdate_ms": 0}), 5.0);
     let e = Scenario::from_json(&v.to_string()).and_then(|s| s.validate().map(|_| s)).unwrap_err();
     assert_eq!(e.to_string(), "topology.bottleneck.queue.aqm.tupdate_ms (0) must be at least 0.001 (1 us)");
+    for (aqm, want) in [
+        (json!({"kind": "dualpi2", "coupling_factor": 0}), "topology.bottleneck.queue.aqm.coupling_factor (0) must be positive"),
+        (json!({"kind": "pi2", "target_us": 0}), "topology.bottleneck.queue.aqm.target_us (0) must be positive"),
+        (json!({"kind": "dualpi2", "tshift_us": -1}), "topology.bottleneck.queue.aqm.tshift_us (-1) must be zero or positive"),
+    ] {
+        let v = bulk(10e6, 1, 50.0, 1460, 200, aqm, 5.0);
+        let e = Scenario::from_json(&v.to_string()).and_then(|s| s.validate().map(|_| s)).unwrap_err();
+        assert_eq!(e.to_string(), want);
+    }
     let v = bulk(10e6, 1, 50.0, 1460, 200, json!({"kind": "red", "min_th": 5}), 5.0);
     assert!(Scenario::from_json(&v.to_string()).unwrap_err().to_string().contains("unknown field `min_th`"));
 }
@@ -202,7 +244,7 @@ fn bad_parameters_are_errors_naming_the_field() {
 fn sampling_does_not_change_the_run_and_runs_repeat() {
     // The periodic controllers catch up lazily at packet events and at samples: sampling at a
     // different period (or not at all) must leave every decision unchanged.
-    for aqm in [json!({"kind": "pi", "q_ref_pkts": 20}), json!({"kind": "pie"}), json!({"kind": "ared"}), json!({"kind": "rem"})] {
+    for aqm in [json!({"kind": "pi", "q_ref_pkts": 20}), json!({"kind": "pie"}), json!({"kind": "ared"}), json!({"kind": "rem"}), json!({"kind": "pi2"}), json!({"kind": "dualpi2"})] {
         let mut a = bulk(10e6, 10, 60.0, 1460, 300, aqm.clone(), 8.0);
         a["metrics"]["queue_sample_ms"] = json!(0.0);
         let mut b = a.clone();

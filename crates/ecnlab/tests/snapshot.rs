@@ -29,6 +29,8 @@ const AQMS: &[(&str, &str)] = &[
     ("choke", r#"{"kind": "choke", "min_th_pkts": 5, "max_th_pkts": 15}"#),
     ("aecn", r#"{"kind": "aecn"}"#),
     ("fq_codel", r#"{"kind": "fq_codel"}"#),
+    ("pi2", r#"{"kind": "pi2"}"#),
+    ("dualpi2", r#"{"kind": "dualpi2"}"#),
 ];
 
 /// TCP settings of each ECN mode.

@@ -73,6 +73,8 @@ _AQM_MISSING = {
     "choke": "ns-2.35 has no CHOKe",
     "aecn": "ns-2.35 has no AECN",
     "fq_codel": "ns-2.35 has no FQ-CoDel",
+    "pi2": "ns-2.35 has no PI2",
+    "dualpi2": "ns-2.35 has no DualPI2",
 }
 
 # DelayBox recognizes a SYN as a 40-byte segment with sequence number 0

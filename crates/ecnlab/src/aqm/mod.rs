@@ -8,7 +8,8 @@
 //! section 5; spec section 0.1), and [`QueueStats`] counts every outcome by packet kind and
 //! reason, so every discipline gets the same statistics. The AQMs know nothing of links or TCP:
 //! they see a [`PacketView`], the queue's occupancy and the time. Disciplines that need more than
-//! one FIFO, or to take packets out of the middle of one (CHOKe, FQ-CoDel), implement
+//! one FIFO, or to take packets out of the middle of one (CHOKe, FQ-CoDel, DualPI2), or
+//! to read the head's queuing time between packet events (PI2), implement
 //! [`QueueDisc`] themselves. [`registry`] lists every discipline with its `kind` name.
 
 pub mod aecn;
@@ -18,8 +19,10 @@ pub mod choke;
 pub mod codel;
 pub mod dcn;
 pub mod droptail;
+pub mod dualpi2;
 pub mod fq_codel;
 pub mod pi;
+pub mod pi2;
 pub mod pie;
 pub mod red;
 pub mod registry;
@@ -39,8 +42,10 @@ pub use choke::{Choke, ChokeParams};
 pub use dcn::{Dcn, DcnParams};
 pub use codel::{CoDel, CodelParams};
 pub use droptail::{DropTail, DropTailParams};
+pub use dualpi2::{DualPi2, DualPi2Params};
 pub use fq_codel::{FqCodel, FqCodelParams};
 pub use pi::{Pi, PiParams};
+pub use pi2::{Pi2, Pi2Params};
 pub use pie::{Pie, PieParams};
 pub use red::{Red, RedParams};
 pub use registry::{AqmConfig, Disc};

@@ -14,11 +14,11 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::{
-    Aecn, Afd, Ared, Choke, CoDel, Context, Dcn, Discipline, DropTail, Enqueue, Fifo, FqCodel, Pi, Pie,
+    Aecn, Afd, Ared, Choke, CoDel, Context, Dcn, Discipline, DropTail, DualPi2, Enqueue, Fifo, FqCodel, Pi, Pi2, Pie,
     QueueDisc, QueueStats, Red, Rem, Rio, Settings, Threshold,
 };
 use super::{AecnParams, AfdParams, AredParams, ChokeParams, CodelParams, DcnParams, DropTailParams, FqCodelParams};
-use super::{PiParams, PieParams, RedParams, RemParams, RioParams, ThresholdParams};
+use super::{DualPi2Params, Pi2Params, PiParams, PieParams, RedParams, RemParams, RioParams, ThresholdParams};
 use crate::config::{tagged, ConfigError};
 use crate::engine::SimTime;
 use crate::packet::{PacketId, PacketPool};
@@ -163,6 +163,11 @@ disciplines! {
     Aecn = "aecn": AecnParams => Box<Fifo<Aecn>>,
     /// FQ-CoDel: flow queueing with CoDel on each queue (RFC 8290).
     FqCodel = "fq_codel": FqCodelParams => Box<FqCodel>,
+    /// PI2: PI on queue delay, Classic signalled with p'^2, Scalable (ECT(1)) with k p'
+    /// (De Schepper et al. 2016; RFC 9332 Appendix A).
+    Pi2 = "pi2": Pi2Params => Box<Pi2>,
+    /// DualPI2: the DualQ Coupled AQM with PI2 (RFC 9332).
+    DualPi2 = "dualpi2": DualPi2Params => Box<DualPi2>,
 }
 
 #[cfg(test)]

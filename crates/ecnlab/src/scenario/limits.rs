@@ -127,6 +127,9 @@ pub const LIMITS: &[Limit] = &[
     Limit { field: "pi.b", lower: Lower::ZeroOrMore, max: 1e6, unit: "", reason: GAIN },
     Limit { field: "dcn.a", lower: Lower::Signed(-1e6), max: 1e6, unit: "", reason: GAIN },
     Limit { field: "dcn.b", lower: Lower::Signed(-1e6), max: 1e6, unit: "", reason: GAIN },
+    Limit { field: "alpha_hz", lower: Lower::ZeroOrMore, max: 1e6, unit: "Hz", reason: GAIN },
+    Limit { field: "beta_hz", lower: Lower::ZeroOrMore, max: 1e6, unit: "Hz", reason: GAIN },
+    Limit { field: "coupling_factor", lower: Lower::Positive, max: 1e3, unit: "", reason: "a ratio of two probabilities; beyond 1000 the coupled L probability saturates at any Classic one above 1e-6" },
     Limit { field: "n_ref_flows", lower: Lower::ZeroOrMore, max: 1e7, unit: "flows", reason: "at most ten million flows" },
     Limit { field: "flow_exponent", lower: Lower::ZeroOrMore, max: 100.0, unit: "", reason: "an exponent; beyond 100 max_p is 0 or its cap" },
     Limit { field: "rate_exponent", lower: Lower::ZeroOrMore, max: 100.0, unit: "", reason: "an exponent; beyond 100 max_p is 0 or its cap" },
@@ -565,6 +568,8 @@ mod tests {
         r#"{"kind": "rio_ps", "in_min_th_pkts": 5, "in_max_th_pkts": 15, "in_max_p": 0.02, "out_min_th_pkts": 5, "out_max_th_pkts": 15, "out_max_p": 0.1, "w_q": 0.002, "short_flow_pkts": 20, "idle_timeout_ms": 500, "table_size": 1000, "mean_pkt_bytes": 1000}"#,
         r#"{"kind": "choke", "min_th_pkts": 5, "max_th_pkts": 15, "max_p": 0.1, "w_q": 0.002, "candidates": 1, "mean_pkt_bytes": 1000}"#,
         r#"{"kind": "fq_codel", "flows": 1024, "quantum_bytes": 1514, "target_ms": 5, "interval_ms": 100, "mtu_bytes": 1514, "ce_threshold_ms": 1}"#,
+        r#"{"kind": "pi2", "ecn": true, "target_us": 15000, "t_update_us": 16000, "alpha_hz": 0.16, "beta_hz": 3.2, "coupling_factor": 2, "scalable": true, "drop_on_overload": true, "min_backlog_bytes": 3000}"#,
+        r#"{"kind": "dualpi2", "ecn": true, "target_us": 15000, "t_update_us": 16000, "alpha_hz": 0.16, "beta_hz": 3.2, "coupling_factor": 2, "l_min_th_us": 800, "l_range_us": 400, "l_th_len_pkts": 1, "tshift_us": 40000, "classifier": "ect1_or_ce", "pi_delay": "max", "drop_on_overload": true, "min_backlog_bytes": 3000}"#,
         r#"{"kind": "aecn", "n_ref_flows": 10, "flow_exponent": 1, "rate_exponent": 1, "max_p_cap": 0.5, "window_ms": 1000, "table_size": 1000}"#,
     ];
 
