@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import array
 import hashlib
 import json
 import sys
@@ -200,5 +201,16 @@ def _strings(table: str, col: str, dictionary: list[str], raw: bytes) -> pa.Arra
     codes = pa.Array.from_buffers(pa.uint32(), len(raw) // 4, [None, pa.py_buffer(raw)])
     if len(codes) and pc.max(codes).as_py() >= len(dictionary):
         raise RuntimeError(f"native column {table}.{col}: a code is outside its dictionary")
-    encoded = pa.DictionaryArray.from_arrays(codes, pa.array(dictionary, type=pa.string()))
+    encoded = pa.DictionaryArray.from_arrays(codes, _string_array(dictionary))
     return encoded.cast(pa.string())
+
+
+def _string_array(values: list[str]) -> pa.Array:
+    """A string array built from its buffers: ``pa.array`` on Python objects would import
+    pandas (0.25 s) to check whether they are pandas objects."""
+    data = [v.encode("utf-8") for v in values]
+    offsets = array.array("i", [0])
+    for d in data:
+        offsets.append(offsets[-1] + len(d))
+    buffers = [None, pa.py_buffer(offsets.tobytes()), pa.py_buffer(b"".join(data))]
+    return pa.Array.from_buffers(pa.string(), len(values), buffers)

@@ -15,13 +15,11 @@ import math
 from pathlib import Path
 from typing import Annotated, Any, Optional
 
-import pyarrow.compute as pc
 import typer
 from rich.markup import escape
 from rich.table import Table
 
 from . import _core
-from . import bench as bench_mod
 from ._cli_common import EXIT_FAILED, EXIT_INTERRUPTED, command_group, err_console, out_console
 from ._cli_common import fail as _fail
 from ._cli_common import reported
@@ -339,6 +337,7 @@ def bench(
     ] = False,
 ) -> None:
     """Measure simulator speed and memory on fixed scenarios (one subprocess per run)."""
+    from . import bench as bench_mod
     try:
         cases = (
             [c for text in only for c in bench_mod.parse_case(text)] if only else bench_mod.CASES
@@ -506,6 +505,7 @@ def summary_table(result: Result, written: Optional[Path] = None) -> Table:
 
 def median_response_time(result: Result) -> float:
     """Median response time of the completed exchanges in the window (NaN if none)."""
+    import pyarrow.compute as pc
     ex = result.tables.get("exchanges")
     if ex is None or ex.num_rows == 0 or "response_time_s" not in ex.column_names:
         return math.nan

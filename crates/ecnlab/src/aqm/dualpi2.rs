@@ -314,86 +314,14 @@ impl QueueDisc for DualPi2 {
 }
 
 #[cfg(test)]
-pub(crate) mod tests {
+mod tests {
     use super::*;
-    use crate::aqm::pi2::tests::mark_fractions;
     use crate::aqm::tests::{queue, sim_packet};
     use crate::aqm::{AqmConfig, Disc, Outcome, Queue};
     use crate::engine::time::tx_time;
-    use crate::packet::{Packet, PacketKind};
+    use crate::packet::PacketKind;
 
-    pub(crate) const MS: SimTime = 1_000_000;
-    /// The link the queue feeds (bit/s).
-    pub(crate) const RATE: u64 = 10_000_000;
-
-    /// An arrival: time, flow, size (bytes), codepoint.
-    pub(crate) type Arrival = (SimTime, u32, u32, Ecn);
-
-    /// A packet that went to the link.
-    #[derive(Clone, Copy, Debug)]
-    pub(crate) struct Sent {
-        pub at: SimTime,
-        pub sojourn: SimTime,
-        pub marked: bool,
-        /// Packets in the queue (all of it) when it left.
-        pub behind: u32,
-    }
-
-    /// What became of the packets, per flow.
-    pub(crate) struct Outcomes {
-        pub sent: Vec<Vec<Sent>>,
-        pub dropped: Vec<u32>,
-        /// When each flow's packets were dropped (at arrival or at dequeue).
-        pub drop_times: Vec<Vec<SimTime>>,
-    }
-
-    /// Runs `arrivals` (sorted by time) through `q` feeding a link of `RATE`.
-    pub(crate) fn drive(q: &mut Queue, arrivals: &[Arrival], flows: usize) -> Outcomes {
-        let mut pool = PacketPool::new();
-        let mut out = Outcomes { sent: vec![Vec::new(); flows], dropped: vec![0; flows], drop_times: vec![Vec::new(); flows] };
-        let mut drops = Vec::new();
-        let (mut busy_until, mut next) = (0, 0);
-        while next < arrivals.len() || !q.is_empty() {
-            let t_arrival = arrivals.get(next).map_or(SimTime::MAX, |a| a.0);
-            let now;
-            if !q.is_empty() && busy_until <= t_arrival {
-                now = busy_until;
-                if let Some((id, marked)) = q.dequeue(&mut pool, now, &mut drops) {
-                    let p = pool.get(id);
-                    out.sent[p.flow as usize].push(Sent { at: now, sojourn: now - p.enqueued_at, marked, behind: q.len_pkts() });
-                    busy_until = now + tx_time(p.size, RATE);
-                    pool.free(id);
-                }
-            } else {
-                let (t, flow, size, ecn) = arrivals[next];
-                now = t;
-                next += 1;
-                let id = pool.alloc(Packet { flow, ..sim_packet(PacketKind::Data, size, ecn) });
-                if let Enqueue::Dropped(_) = q.enqueue(&mut pool, id, t, &mut drops) {
-                    drops.push(id);
-                }
-                busy_until = busy_until.max(t);
-            }
-            for id in drops.drain(..) {
-                let f = pool.get(id).flow as usize;
-                out.dropped[f] += 1;
-                out.drop_times[f].push(now);
-                pool.free(id);
-            }
-        }
-        out
-    }
-
-    /// Packets of `size` for `flow` every `gap` from `start` until `end`.
-    pub(crate) fn every(flow: u32, size: u32, ecn: Ecn, gap: SimTime, start: SimTime, end: SimTime) -> Vec<Arrival> {
-        (0..).map(|k| start + k * gap).take_while(|&t| t < end).map(|t| (t, flow, size, ecn)).collect()
-    }
-
-    pub(crate) fn merged(parts: Vec<Vec<Arrival>>) -> Vec<Arrival> {
-        let mut all: Vec<Arrival> = parts.into_iter().flatten().collect();
-        all.sort_by_key(|a| (a.0, a.1));
-        all
-    }
+    use crate::aqm::harness::{drive, every, mark_fractions, merged, MS, RATE};
 
     fn dualpi2(p: DualPi2Params) -> Queue {
         queue(AqmConfig::DualPi2(p), (Some(10_000), None))

@@ -21,6 +21,8 @@ pub mod dcn;
 pub mod droptail;
 pub mod dualpi2;
 pub mod fq_codel;
+#[cfg(test)]
+mod harness;
 pub mod pi;
 pub mod pi2;
 pub mod pie;

@@ -375,9 +375,9 @@ impl QueueDisc for Pi2 {
 }
 
 #[cfg(test)]
-pub(crate) mod tests {
+mod tests {
     use super::*;
-    use crate::aqm::dualpi2::tests::{drive, every, merged, Outcomes, MS};
+    use crate::aqm::harness::{drive, every, mark_fractions, merged, MS};
     use crate::aqm::tests::queue;
     use crate::aqm::{AqmConfig, Disc};
 
@@ -426,17 +426,6 @@ pub(crate) mod tests {
         assert!((mean / 15.0 - 1.0).abs() < 0.15, "mean sojourn {mean} ms over the second half");
         let frac = out.dropped[0] as f64 / arrivals.len() as f64;
         assert!((frac / (1.0 / 6.0) - 1.0).abs() < 0.1, "dropped fraction {frac}");
-    }
-
-    /// The fractions of flow 0's and flow 1's packets sent marked between `from` and `to`,
-    /// and the number of flow 1's.
-    pub(crate) fn mark_fractions(out: &Outcomes, from: SimTime, to: SimTime) -> (f64, f64, f64) {
-        let frac = |f: usize| {
-            let v: Vec<_> = out.sent[f].iter().filter(|s| s.at >= from && s.at < to).collect();
-            (v.iter().filter(|s| s.marked).count() as f64 / v.len() as f64, v.len() as f64)
-        };
-        let ((c, _), (l, n)) = (frac(0), frac(1));
-        (c, l, n)
     }
 
     #[test]
