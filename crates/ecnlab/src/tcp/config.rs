@@ -5,6 +5,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::cubic::{CubicParams, CubicRtt};
+use super::dctcp::DctcpParams;
 use super::hystart::{HystartDetect, HystartKind, HystartName};
 use super::params::{
     rfc3390_iw_segments, CcKind, DelayedAckPolicy, EcnMinWindow, EcnPlus, EcnResponse, LossResponse, RtoBackoffEnd, RtoEstimator,
@@ -12,6 +13,7 @@ use super::params::{
 };
 use crate::config::{check, non_negative, positive, ConfigError};
 use crate::engine::time::{from_millis, from_secs, NS_PER_MS};
+use crate::packet::Ecn;
 
 /// Endpoint profiles (spec sections 20.3, 21, 22).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -45,6 +47,20 @@ pub enum CongestionControlName {
     Reno,
     /// CUBIC (RFC 9438).
     Cubic,
+    /// DCTCP (RFC 8257): the reduction on an echo scales with the marked fraction; the
+    /// receiver echoes every CE mark exactly. Turns ECN on unless `ecn = false`.
+    Dctcp,
+}
+
+/// The ECN-capable codepoint of a sender's data.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum EctCodepoint {
+    /// ECT(0): RFC 3168, and DCTCP (RFC 8257 section 3.3).
+    #[default]
+    Ect0,
+    /// ECT(1): an L4S sender (RFC 9331 section 4.1).
+    Ect1,
 }
 
 /// ECN on SYN-ACKs (seed 000's ECN+; RFC 5562).
@@ -132,6 +148,18 @@ pub struct TcpConfig {
     /// CUBIC's constant C (segments/s^3, default 0.4).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cubic_c: Option<f64>,
+    /// DCTCP's estimation gain g (RFC 8257 section 3.3, default 1/16 = 0.0625; Linux's
+    /// `dctcp_shift_g` = 4); only with `congestion_control = "dctcp"`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dctcp_g: Option<f64>,
+    /// DCTCP's alpha before the first observation window ends (default 1: Linux's
+    /// `dctcp_alpha_on_init` = 1024 of 1024); only with `congestion_control = "dctcp"`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dctcp_alpha_init: Option<f64>,
+    /// The codepoint of ECN-capable data: `ect0` (default; RFC 3168, RFC 8257) or `ect1` (an
+    /// L4S sender, RFC 9331); only with ECN.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ect_codepoint: Option<EctCodepoint>,
     /// CUBIC fast convergence (RFC 9438 4.7, default true).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cubic_fast_convergence: Option<bool>,
@@ -270,6 +298,9 @@ impl TcpConfig {
             abe: o.abe.or(self.abe),
             beta_ecn: o.beta_ecn.or(self.beta_ecn),
             cubic_c: o.cubic_c.or(self.cubic_c),
+            dctcp_g: o.dctcp_g.or(self.dctcp_g),
+            dctcp_alpha_init: o.dctcp_alpha_init.or(self.dctcp_alpha_init),
+            ect_codepoint: o.ect_codepoint.or(self.ect_codepoint),
             cubic_fast_convergence: o.cubic_fast_convergence.or(self.cubic_fast_convergence),
             cubic_rtt: o.cubic_rtt.or(self.cubic_rtt),
             abc: o.abc.or(self.abc),
@@ -346,7 +377,7 @@ impl TcpConfig {
                 // (beta, beta_ecn with ABE): RFC 5681 / RFC 8511 for NewReno, RFC 9438 and
                 // ns-3's BetaEcn for CUBIC.
                 let defaults = match self.congestion_control.unwrap_or_default() {
-                    CongestionControlName::Newreno | CongestionControlName::Reno => (0.5, 0.8),
+                    CongestionControlName::Newreno | CongestionControlName::Reno | CongestionControlName::Dctcp => (0.5, 0.8),
                     CongestionControlName::Cubic => (0.7, 0.85),
                 };
                 let beta = self.beta.unwrap_or(defaults.0);
@@ -361,6 +392,13 @@ impl TcpConfig {
                         fast_convergence: self.cubic_fast_convergence.unwrap_or(true),
                         rtt: self.cubic_rtt.unwrap_or_default(),
                     }),
+                    CongestionControlName::Dctcp => CcKind::Dctcp {
+                        beta,
+                        dctcp: DctcpParams {
+                            g: self.dctcp_g.unwrap_or(DctcpParams::default().g),
+                            alpha_init: self.dctcp_alpha_init.unwrap_or(DctcpParams::default().alpha_init),
+                        },
+                    },
                 }
             },
             iw_one_after_syn_loss: self.iw_one_after_syn_loss.unwrap_or(true),
@@ -368,6 +406,10 @@ impl TcpConfig {
             limited_transmit: self.limited_transmit.unwrap_or(stack_abc_lt),
             restart_after_idle: self.restart_after_idle.unwrap_or(false),
             ect_retransmissions: self.ect_retransmissions.unwrap_or(false),
+            ect_codepoint: match self.ect_codepoint.unwrap_or_default() {
+                EctCodepoint::Ect0 => Ecn::Ect0,
+                EctCodepoint::Ect1 => Ecn::Ect1,
+            },
             sack,
             prr: self.prr.unwrap_or(stack_prr_rack && sack),
             rack_tlp: self.rack_tlp.unwrap_or(stack_prr_rack && sack),
@@ -383,7 +425,9 @@ impl TcpConfig {
             rto_estimator: self.rto_estimator.unwrap_or(estimator),
             delayed_ack_policy: self.delayed_ack_policy.unwrap_or(ack_policy),
             ecn_min_window: self.ecn_min_window.unwrap_or(min_window),
-            ecn: self.ecn.unwrap_or(false),
+            // DCTCP asks for ECN whatever the host's setting (Linux: TCP_CONG_NEEDS_ECN); with
+            // ecn = false it runs as NewReno (Linux's fallback, `dctcp_reno`).
+            ecn: self.ecn.unwrap_or(self.needs_ecn()),
             ecn_plus: match self.ecn_plus.unwrap_or_default() {
                 EcnPlusName::Off => EcnPlus::Off,
                 EcnPlusName::Seed => EcnPlus::Seed,
@@ -401,9 +445,10 @@ impl TcpConfig {
     pub fn filled(&self) -> TcpConfig {
         let p = self.resolve();
         let secs = |t: u64| t as f64 / 1e9;
-        let (beta, beta_ecn, cubic) = match p.cc {
-            CcKind::NewReno { beta, beta_ecn } | CcKind::Reno { beta, beta_ecn } => (beta, beta_ecn, None),
-            CcKind::Cubic(c) => (c.beta, c.beta_ecn, Some(c)),
+        let (beta, beta_ecn, cubic, dctcp) = match p.cc {
+            CcKind::NewReno { beta, beta_ecn } | CcKind::Reno { beta, beta_ecn } => (beta, beta_ecn, None, None),
+            CcKind::Cubic(c) => (c.beta, c.beta_ecn, Some(c), None),
+            CcKind::Dctcp { beta, dctcp } => (beta, beta, None, Some(dctcp)),
         };
         let abe = self.abe.unwrap_or(false);
         // The switches below are written out only where they differ from RFC 6298's endpoint
@@ -446,6 +491,13 @@ impl TcpConfig {
             abe: Some(abe),
             beta_ecn: abe.then_some(beta_ecn),
             cubic_c: cubic.map(|c| c.c),
+            dctcp_g: dctcp.map(|d| d.g),
+            dctcp_alpha_init: dctcp.map(|d| d.alpha_init),
+            // Written only when not ECT(0), so that stored runs keep their identity.
+            ect_codepoint: match p.ect_codepoint {
+                Ecn::Ect1 => Some(EctCodepoint::Ect1),
+                _ => None,
+            },
             cubic_fast_convergence: cubic.map(|c| c.fast_convergence),
             cubic_rtt: cubic.map(|c| c.rtt),
             abc: Some(p.abc),
@@ -514,11 +566,16 @@ impl TcpConfig {
         Ok(())
     }
 
+    /// Whether the congestion control asks for ECN whatever `ecn` says (DCTCP).
+    fn needs_ecn(&self) -> bool {
+        self.congestion_control == Some(CongestionControlName::Dctcp)
+    }
+
     /// ECN+, ABE and ns-2's ECN response change only connections that use ECN: set for hosts
     /// without it, they would be recorded but do nothing. `layers` are the tables this one is
     /// made of (see `Scenario::tcp_in_use`); an error names the one that set the option.
     pub(crate) fn validate_ecn_options(&self, layers: &[(String, &TcpConfig)]) -> Result<(), ConfigError> {
-        let ecn = self.ecn == Some(true) || self.ecn_fraction.is_some_and(|f| f > 0.0);
+        let ecn = self.ecn.unwrap_or(self.needs_ecn()) || self.ecn_fraction.is_some_and(|f| f > 0.0);
         let set_in = |is_set: &dyn Fn(&TcpConfig) -> bool| {
             layers.iter().rev().find(|(_, t)| is_set(t)).map_or("tcp", |(p, _)| p.as_str()).to_string()
         };
@@ -533,6 +590,12 @@ impl TcpConfig {
             let path = set_in(&|t| t.abe.is_some());
             let rule = format!("needs ecn = true (or an ecn_fraction above 0) in {hosts}: ABE changes only the reaction to ECN echoes");
             check(ecn, &format!("{path}.abe"), true, &rule)?;
+        }
+        if let Some(c) = self.ect_codepoint {
+            let name = serde_json::to_value(c).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default();
+            let path = set_in(&|t| t.ect_codepoint.is_some());
+            let rule = format!("needs ecn = true (or an ecn_fraction above 0) in {hosts}: it is the codepoint of ECN-capable data");
+            check(ecn, &format!("{path}.ect_codepoint"), name, &rule)?;
         }
         if self.ecn_response == Some(EcnResponse::Ns2) {
             let path = set_in(&|t| t.ecn_response.is_some());
@@ -570,6 +633,21 @@ impl TcpConfig {
         if let Some(v) = self.cubic_c {
             check(v > 0.0 && v.is_finite(), &format!("{path}.cubic_c"), v, "must be positive")?;
         }
+        let dctcp = self.congestion_control == Some(CongestionControlName::Dctcp);
+        for (v, name) in [(self.dctcp_g, "dctcp_g"), (self.dctcp_alpha_init, "dctcp_alpha_init")] {
+            if let Some(v) = v {
+                check(dctcp, &format!("{path}.{name}"), v, "applies only with congestion_control = \"dctcp\"")?;
+            }
+        }
+        if let Some(g) = self.dctcp_g {
+            check(g > 0.0 && g <= 1.0, &format!("{path}.dctcp_g"), g, "must be in (0, 1] (RFC 8257: 1/16)")?;
+        }
+        if let Some(a) = self.dctcp_alpha_init {
+            check((0.0..=1.0).contains(&a), &format!("{path}.dctcp_alpha_init"), a, "must be in [0, 1] (a fraction of marked bytes)")?;
+        }
+        if dctcp && self.abe == Some(true) {
+            check(false, &format!("{path}.abe"), true, "DCTCP scales its own reduction on an echo (RFC 8257): ABE does not apply")?;
+        }
         if self.hystart == Some(HystartName::Linux) {
             let rule = "Linux's HyStart is part of its CUBIC (tcp_cubic.c): needs congestion_control = \"cubic\" (\"rfc9406\", HyStart++, works with any controller)";
             check(cubic, &format!("{path}.hystart"), "linux", rule)?;
@@ -579,7 +657,7 @@ impl TcpConfig {
             check(self.hystart == Some(HystartName::Linux), &format!("{path}.hystart_detect"), name, "applies only with hystart = \"linux\"")?;
         }
         if self.ecn_response == Some(EcnResponse::Ns2) {
-            check(!cubic, &format!("{path}.ecn_response"), "ns2", "ns-2's FullTcp response needs congestion_control = \"newreno\" or \"reno\"")?;
+            check(!cubic && !dctcp, &format!("{path}.ecn_response"), "ns2", "ns-2's FullTcp response needs congestion_control = \"newreno\" or \"reno\"")?;
             check(self.abe != Some(true), &format!("{path}.ecn_response"), "ns2", "ns-2's FullTcp response halves the window: it cannot be combined with abe = true")?;
         }
         if self.ecn_min_window == Some(EcnMinWindow::TwoSegments) {
@@ -591,7 +669,7 @@ impl TcpConfig {
             )?;
         }
         if self.loss_response == Some(LossResponse::Ns2) {
-            check(!cubic, &format!("{path}.loss_response"), "ns2", "ns-2's FullTcp loss response needs congestion_control = \"newreno\" or \"reno\"")?;
+            check(!cubic && !dctcp, &format!("{path}.loss_response"), "ns2", "ns-2's FullTcp loss response needs congestion_control = \"newreno\" or \"reno\"")?;
             check(!p.sack, &format!("{path}.loss_response"), "ns2", "ns-2's FullTcp loss response is for NewReno and Reno without SACK: it cannot be combined with sack = true")?;
         }
         if p.prr {

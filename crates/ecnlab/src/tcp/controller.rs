@@ -1,8 +1,9 @@
 //! The congestion controller an endpoint runs, chosen by `tcp.congestion_control`: one enum
-//! over the controllers of `cc` and `cubic`, so the hot path dispatches without a virtual call.
+//! over the controllers of `cc`, `cubic` and `dctcp`, so the hot path dispatches without a virtual call.
 
 use super::cc::{AckSignal, CongestionControl, NewReno, RttInfo, Signal, Window};
 use super::cubic::Cubic;
+use super::dctcp::Dctcp;
 use crate::engine::SimTime;
 
 /// The configured controller of an endpoint (enum dispatch keeps the hot path direct).
@@ -10,6 +11,17 @@ use crate::engine::SimTime;
 pub enum Controller {
     NewReno(NewReno),
     Cubic(Cubic),
+    Dctcp(Dctcp),
+}
+
+impl Controller {
+    /// DCTCP's alpha, for a DCTCP controller.
+    pub fn dctcp_alpha(&self) -> Option<f64> {
+        match self {
+            Controller::Dctcp(c) => Some(c.alpha()),
+            _ => None,
+        }
+    }
 }
 
 impl CongestionControl for Controller {
@@ -18,6 +30,7 @@ impl CongestionControl for Controller {
         match self {
             Controller::NewReno(c) => c.on_ack(w, acked, rtt, now),
             Controller::Cubic(c) => c.on_ack(w, acked, rtt, now),
+            Controller::Dctcp(c) => c.on_ack(w, acked, rtt, now),
         }
     }
     #[inline]
@@ -25,6 +38,7 @@ impl CongestionControl for Controller {
         match self {
             Controller::NewReno(c) => c.on_congestion_event(w, signal, flight, now),
             Controller::Cubic(c) => c.on_congestion_event(w, signal, flight, now),
+            Controller::Dctcp(c) => c.on_congestion_event(w, signal, flight, now),
         }
     }
     #[inline]
@@ -32,6 +46,7 @@ impl CongestionControl for Controller {
         match self {
             Controller::NewReno(c) => c.on_timeout(w, flight, now),
             Controller::Cubic(c) => c.on_timeout(w, flight, now),
+            Controller::Dctcp(c) => c.on_timeout(w, flight, now),
         }
     }
     #[inline]
@@ -39,6 +54,7 @@ impl CongestionControl for Controller {
         match self {
             Controller::NewReno(c) => c.on_ack_signal(w, signal),
             Controller::Cubic(c) => c.on_ack_signal(w, signal),
+            Controller::Dctcp(c) => c.on_ack_signal(w, signal),
         }
     }
     #[inline]
@@ -46,6 +62,7 @@ impl CongestionControl for Controller {
         match self {
             Controller::NewReno(c) => c.on_idle_restart(idle),
             Controller::Cubic(c) => c.on_idle_restart(idle),
+            Controller::Dctcp(c) => c.on_idle_restart(idle),
         }
     }
 }
