@@ -84,6 +84,7 @@ def scenario(*overrides: str) -> dict[str, Any]:
             ['tcp.congestion_control="dctcp"'],
             'tcp.congestion_control = "dctcp": ns-2.35 has no DCTCP',
         ),
+        (['tcp.congestion_control="prague"'], 'tcp.congestion_control = "prague": ns-2.35'),
         (['tcp.ect_codepoint="ect1"', "tcp.ecn=true"], 'tcp.ect_codepoint = "ect1"'),
         (["tcp.abe=true", "tcp.ecn=true"], "tcp.abe = true: ns-2.35 has no ABE"),
         (["tcp.abc=true"], "tcp.abc = true"),

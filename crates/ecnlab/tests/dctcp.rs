@@ -1,5 +1,6 @@
-//! DCTCP in closed loop (RFC 8257): one flow through a step marker holds the queue at the
-//! marker's K and keeps the link busy.
+//! DCTCP (RFC 8257) and TCP Prague in closed loop: one flow through a step marker holds the
+//! queue at the marker's K and keeps the link busy; Prague's RTT independence shares a link
+//! between RTTs that DCTCP does not.
 
 mod common;
 
@@ -65,4 +66,45 @@ fn newreno_with_the_same_marker_loses_throughput_where_dctcp_does_not() {
     let (ur, ud) = (reno.get("utilization_down"), dctcp.get("utilization_down"));
     eprintln!("K = 3 packets: NewReno utilization {ur:.4}, DCTCP {ud:.4}");
     assert!(ud > ur + 0.02, "DCTCP {ud} vs NewReno {ur}");
+}
+
+#[test]
+fn a_prague_flow_holds_the_queue_at_k_reducing_at_most_once_per_reference_rtt() {
+    // Prague (ECT(1), paced, RTT-independent after 500 round trips, under 2 s here) through
+    // the same step: the queue stays within 25% of K and the link full, and after the
+    // transition it answers at most one echo per 25 ms (20 s: at most 800, plus at most one
+    // per round trip before), where DCTCP answers one every few round trips.
+    let prague = run(one_flow(100e6, 1.0, json!({"k_pkts": 20}), json!({"congestion_control": "prague"}), 20.0), 1);
+    let dctcp = run(one_flow(100e6, 1.0, json!({"k_pkts": 20}), json!({}), 20.0), 1);
+    let (q, u) = (prague.get("mean_queue_pkts_down"), prague.get("utilization_down"));
+    let (np, nd) = (prague.table("flows").u64s("ecn_reductions")[0], dctcp.table("flows").u64s("ecn_reductions")[0]);
+    eprintln!("Prague, 100 Mb/s, 1 ms, K = 20 packets: mean queue {q:.2} packets, utilization {u:.4}, {np} reductions (DCTCP {nd})");
+    assert!((q / 20.0 - 1.0).abs() < 0.25, "mean queue {q}");
+    assert!(u > 0.99, "utilization {u}");
+    assert!(np <= 800 + 500 && np * 2 < nd, "Prague {np} reductions, DCTCP {nd}");
+}
+
+#[test]
+fn prague_shares_a_step_marked_link_across_rtts_where_dctcp_starves_the_longer_flow() {
+    // Two flows, 2 ms and 20 ms RTT, through a 1 ms step (K in sojourn time) at 100 Mb/s.
+    // DCTCP's flows see the same marks and hold similar windows, so the shorter one takes
+    // far more than its RTT share of the link; Prague's RTT independence (reference RTT 25 ms, here after 50 round trips)
+    // grows the shorter flow's window by (2 / 25)^2 segments per round trip, the rate a
+    // 25 ms flow would gain.
+    let share = |cc: Value| {
+        let mut v = one_flow(100e6, 1.0, json!({"k_us": 1000.0, "mark_at": "dequeue"}), cc, 40.0);
+        v["topology"]["clients"] = json!(2);
+        v["topology"]["servers"] = json!(2);
+        v["workloads"] = json!([{"kind": "bulk", "flows": 1, "rtt_ms": {"dist": "constant", "value": 2.0}},
+                                {"kind": "bulk", "flows": 1, "rtt_ms": {"dist": "constant", "value": 20.0}}]);
+        let r = run(v, 1);
+        let g = r.table("flows").u64s("goodput_bytes");
+        assert!(r.get("utilization_down") > 0.99);
+        g[0] as f64 / g[1] as f64
+    };
+    let dctcp = share(json!({}));
+    let prague = share(json!({"congestion_control": "prague", "prague_rtt_transition_rounds": 50}));
+    eprintln!("goodput ratio of the 2 ms flow to the 20 ms flow: DCTCP {dctcp:.1}, Prague {prague:.2}");
+    assert!(dctcp > 10.0, "DCTCP {dctcp}");
+    assert!(prague > 0.5 && prague < 2.0, "Prague {prague}");
 }

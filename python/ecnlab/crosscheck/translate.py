@@ -171,12 +171,12 @@ def tcp_params(scenario: Mapping[str, Any], workload: int, side: str) -> dict[st
 
 def _check_tcp(params: Mapping[str, Any], path: str) -> None:
     cc = params["congestion_control"]
-    if cc == "dctcp":
+    if cc in ("dctcp", "prague"):
         raise Untranslatable(
             f"{path}.congestion_control",
             cc,
             "ns-2.35 has no DCTCP (its DCTCP was an out-of-tree patch to TcpAgent, never "
-            "released)",
+            "released) and no TCP Prague",
         )
     if cc not in _TCP_CLASS:
         raise Untranslatable(

@@ -86,6 +86,7 @@ pub const LIMITS: &[Limit] = &[
     Limit { field: "cubic_c", lower: Lower::Positive, max: 1e6, unit: "segments/s^3", reason: GAIN },
     Limit { field: "dctcp_g", lower: Lower::Positive, max: 1.0, unit: "", reason: "an estimation gain: the weight of the newest window's marked fraction" },
     Limit { field: "dctcp_alpha_init", lower: Lower::ZeroOrMore, max: 1.0, unit: "", reason: PROBABILITY },
+    Limit { field: "prague_rtt_transition_rounds", lower: Lower::ZeroOrMore, max: 1e9, unit: "round trips", reason: "a billion round trips outlasts any run" },
     Limit { field: "ecn_fraction", lower: Lower::ZeroOrMore, max: 1.0, unit: "", reason: PROBABILITY },
     Limit { field: "pacing_ss_ratio_percent", lower: Lower::AtLeast(1.0), max: 1000.0, unit: "%", reason: PACING_RATIO },
     Limit { field: "pacing_ca_ratio_percent", lower: Lower::AtLeast(1.0), max: 1000.0, unit: "%", reason: PACING_RATIO },
@@ -523,6 +524,7 @@ mod tests {
             "tcp": {"profile": "linux", "mss_bytes": 1460, "header_bytes": 40, "initial_rto_s": 1, "min_rto_s": 0.2, "max_rto_s": 60,
                 "initial_window_segments": 10, "delayed_ack_ms": 40, "ack_every_segments": 2, "syn_retries": 6, "congestion_control": "cubic",
                 "ecn": true, "ecn_plus": "seed", "beta": 0.7, "abe": true, "beta_ecn": 0.85, "cubic_c": 0.4, "abc": true, "dctcp_g": 0.0625, "dctcp_alpha_init": 1,
+                "prague_rtt_target_ms": 25, "prague_rtt_transition_rounds": 500, "prague_classic_delay_ms": 2,
                 "pacing": true, "pacing_ss_ratio_percent": 200, "pacing_ca_ratio_percent": 120,
                 "clients": {"ecn_fraction": 0.5}, "servers": {"mss_bytes": 1000}},
             "workloads": [

@@ -803,6 +803,34 @@ mod tests {
     }
 
     #[test]
+    fn prague_defaults_to_ect1_and_pacing_and_checks_its_options() {
+        use crate::packet::Ecn;
+        use crate::tcp::params::CcKind;
+        use crate::tcp::prague::PragueParams;
+        let s = with(r#"{"tcp": {"congestion_control": "prague"}}"#).unwrap();
+        let p = s.tcp.resolve();
+        assert!(p.ecn && p.pacing);
+        assert_eq!((p.ect_codepoint, p.pacing_ss_ratio_percent, p.pacing_ca_ratio_percent), (Ecn::Ect1, 200, 100));
+        let CcKind::Prague { prague, .. } = p.cc else { panic!("{:?}", p.cc) };
+        assert_eq!(prague, PragueParams { rtt_target: 25_000_000, rtt_transition: 500, classic_fallback: false, classic_delay: 2_000_000 });
+        assert_eq!(Scenario::from_json(&s.to_json()).unwrap().tcp.resolve(), p, "survives the written scenario");
+        let s = with(r#"{"tcp": {"congestion_control": "prague", "pacing": false, "ect_codepoint": "ect0", "prague_rtt_target_ms": 10, "prague_classic_fallback": true, "prague_classic_delay_ms": 5}}"#).unwrap();
+        let p = s.tcp.resolve();
+        assert_eq!((p.pacing, p.ect_codepoint), (false, Ecn::Ect0));
+        let CcKind::Prague { prague, .. } = p.cc else { panic!() };
+        assert_eq!((prague.rtt_target, prague.classic_fallback, prague.classic_delay), (10_000_000, true, 5_000_000));
+        assert_eq!(Scenario::from_json(&s.to_json()).unwrap().tcp.resolve(), p);
+        for (patch, path) in [
+            (r#"{"tcp": {"congestion_control": "dctcp", "prague_rtt_target_ms": 10}}"#, "tcp.prague_rtt_target_ms"),
+            (r#"{"tcp": {"congestion_control": "prague", "prague_classic_delay_ms": 5}}"#, "tcp.prague_classic_delay_ms"),
+            (r#"{"tcp": {"congestion_control": "prague", "abe": true}}"#, "tcp.abe"),
+        ] {
+            assert_eq!(with(patch).unwrap_err().path, path, "{patch}");
+        }
+        with(r#"{"tcp": {"congestion_control": "prague", "dctcp_g": 0.125}}"#).unwrap();
+    }
+
+    #[test]
     fn hystart_is_checked_and_written_out_only_when_on() {
         use crate::tcp::hystart::{HystartDetect, HystartKind};
         let s = with(r#"{"tcp": {"congestion_control": "cubic", "hystart": "linux"}}"#).unwrap();

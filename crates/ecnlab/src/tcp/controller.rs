@@ -1,9 +1,10 @@
 //! The congestion controller an endpoint runs, chosen by `tcp.congestion_control`: one enum
-//! over the controllers of `cc`, `cubic` and `dctcp`, so the hot path dispatches without a virtual call.
+//! over the controllers of `cc`, `cubic`, `dctcp` and `prague`, so the hot path dispatches without a virtual call.
 
 use super::cc::{AckSignal, CongestionControl, NewReno, RttInfo, Signal, Window};
 use super::cubic::Cubic;
 use super::dctcp::Dctcp;
+use super::prague::Prague;
 use crate::engine::SimTime;
 
 /// The configured controller of an endpoint (enum dispatch keeps the hot path direct).
@@ -12,6 +13,7 @@ pub enum Controller {
     NewReno(NewReno),
     Cubic(Cubic),
     Dctcp(Dctcp),
+    Prague(Prague),
 }
 
 impl Controller {
@@ -19,6 +21,7 @@ impl Controller {
     pub fn dctcp_alpha(&self) -> Option<f64> {
         match self {
             Controller::Dctcp(c) => Some(c.alpha()),
+            Controller::Prague(c) => Some(c.alpha()),
             _ => None,
         }
     }
@@ -31,6 +34,7 @@ impl CongestionControl for Controller {
             Controller::NewReno(c) => c.on_ack(w, acked, rtt, now),
             Controller::Cubic(c) => c.on_ack(w, acked, rtt, now),
             Controller::Dctcp(c) => c.on_ack(w, acked, rtt, now),
+            Controller::Prague(c) => c.on_ack(w, acked, rtt, now),
         }
     }
     #[inline]
@@ -39,6 +43,7 @@ impl CongestionControl for Controller {
             Controller::NewReno(c) => c.on_congestion_event(w, signal, flight, now),
             Controller::Cubic(c) => c.on_congestion_event(w, signal, flight, now),
             Controller::Dctcp(c) => c.on_congestion_event(w, signal, flight, now),
+            Controller::Prague(c) => c.on_congestion_event(w, signal, flight, now),
         }
     }
     #[inline]
@@ -47,6 +52,7 @@ impl CongestionControl for Controller {
             Controller::NewReno(c) => c.on_timeout(w, flight, now),
             Controller::Cubic(c) => c.on_timeout(w, flight, now),
             Controller::Dctcp(c) => c.on_timeout(w, flight, now),
+            Controller::Prague(c) => c.on_timeout(w, flight, now),
         }
     }
     #[inline]
@@ -55,6 +61,7 @@ impl CongestionControl for Controller {
             Controller::NewReno(c) => c.on_ack_signal(w, signal),
             Controller::Cubic(c) => c.on_ack_signal(w, signal),
             Controller::Dctcp(c) => c.on_ack_signal(w, signal),
+            Controller::Prague(c) => c.on_ack_signal(w, signal),
         }
     }
     #[inline]
@@ -63,6 +70,7 @@ impl CongestionControl for Controller {
             Controller::NewReno(c) => c.on_idle_restart(idle),
             Controller::Cubic(c) => c.on_idle_restart(idle),
             Controller::Dctcp(c) => c.on_idle_restart(idle),
+            Controller::Prague(c) => c.on_idle_restart(idle),
         }
     }
 }

@@ -65,6 +65,19 @@ impl Dctcp {
         self.alpha
     }
 
+    /// SND.NXT at the start of the current observation window.
+    pub fn window_end(&self) -> u64 {
+        self.window_end
+    }
+
+    /// Starts a new observation window ending at `snd_nxt` without updating alpha (Prague
+    /// before its first mark).
+    pub fn start_window(&mut self, snd_nxt: u64) {
+        self.bytes_acked = 0;
+        self.bytes_marked = 0;
+        self.window_end = snd_nxt;
+    }
+
     /// Observation windows completed so far.
     pub fn windows(&self) -> u64 {
         self.windows

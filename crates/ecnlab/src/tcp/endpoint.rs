@@ -33,6 +33,7 @@ use super::cc::{CongestionControl, NewReno, RttInfo, Signal, Window};
 use super::controller::Controller;
 use super::cubic::Cubic;
 use super::dctcp::Dctcp;
+use super::prague::Prague;
 use super::ecn::{EchoMode, Feedback};
 use super::hystart::{HystartKind, HystartStats};
 use super::params::{
@@ -334,6 +335,10 @@ impl Endpoint {
                 CcKind::Dctcp { beta, dctcp } => {
                     Controller::Dctcp(Dctcp::new(dctcp, NewReno::new(beta, beta, p.abc).with_hystart(p.hystart)))
                 }
+                CcKind::Prague { beta, dctcp, prague } => Controller::Prague(Prague::new(
+                    prague,
+                    Dctcp::new(dctcp, NewReno::new(beta, beta, p.abc).with_hystart(p.hystart)),
+                )),
             },
             partial_ack_recovery: p.cc.partial_ack_recovery(),
             peer_wnd: mss,
@@ -430,6 +435,7 @@ impl Endpoint {
             Controller::NewReno(c) => c.hystart_stats,
             Controller::Cubic(c) => c.hystart_stats,
             Controller::Dctcp(c) => c.reno.hystart_stats,
+            Controller::Prague(c) => c.dctcp.reno.hystart_stats,
         }
     }
 

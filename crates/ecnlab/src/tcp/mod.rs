@@ -13,6 +13,7 @@
 //! * [`cc`]: congestion controllers, pure state machines behind one trait (STYLE 5);
 //! * [`cubic`]: CUBIC (RFC 9438), one of those controllers;
 //! * [`dctcp`]: DCTCP's sender (RFC 8257), another;
+//! * [`prague`]: TCP Prague's sender (the iccrg draft), DCTCP with L4S's changes;
 //! * [`hystart`]: slow-start exit before loss (Linux's HyStart, HyStart++ of RFC 9406);
 //! * [`params`]: endpoint profiles and their resolved parameters.
 
@@ -25,6 +26,7 @@ pub mod ecn;
 pub mod endpoint;
 pub mod hystart;
 pub mod params;
+pub mod prague;
 pub mod rack;
 pub mod rtt;
 pub mod sack;

@@ -11,6 +11,7 @@
 use super::cubic::CubicParams;
 use super::dctcp::DctcpParams;
 use super::ecn::EchoMode;
+use super::prague::PragueParams;
 use super::hystart::HystartKind;
 use crate::engine::SimTime;
 use crate::packet::Ecn;
@@ -30,6 +31,9 @@ pub enum CcKind {
     /// DCTCP (RFC 8257): NewReno's growth and loss response with `beta`, a reduction scaled by
     /// the marked fraction on an echo, DCTCP's exact echo at the receiver.
     Dctcp { beta: f64, dctcp: DctcpParams },
+    /// TCP Prague (the iccrg draft): DCTCP with RTT independence, alpha from the first mark,
+    /// an optional classic-ECN fallback.
+    Prague { beta: f64, dctcp: DctcpParams, prague: PragueParams },
 }
 
 /// ECN on SYN-ACKs (seed 000's ECN+, RFC 5562); see `EcnPlusName` in the scenario.
@@ -249,7 +253,7 @@ impl CcKind {
     /// host's congestion control module does it, `dctcp_cwnd_event`), RFC 3168's otherwise.
     pub fn echo_mode(&self) -> EchoMode {
         match self {
-            CcKind::Dctcp { .. } => EchoMode::Dctcp,
+            CcKind::Dctcp { .. } | CcKind::Prague { .. } => EchoMode::Dctcp,
             _ => EchoMode::Rfc3168,
         }
     }
@@ -257,7 +261,7 @@ impl CcKind {
     /// A controller whose answer to an echo scales with the marked fraction: RFC 3168's rule
     /// for a one-segment window does not apply (DCTCP's floor is two segments).
     pub fn scalable(&self) -> bool {
-        matches!(self, CcKind::Dctcp { .. })
+        matches!(self, CcKind::Dctcp { .. } | CcKind::Prague { .. })
     }
 }
 
