@@ -230,4 +230,31 @@ mod tests {
         assert_eq!((sig.delivered_bytes, sig.ce_bytes), (3000, 3000));
         assert_eq!(tx.signal(3000, false, RttInfo::default()).ce_bytes, 0);
     }
+
+    #[test]
+    fn dctcp_mode_follows_the_last_segment_and_ignores_cwr() {
+        let mut rx = Feedback { negotiated: true, ..Feedback::new(EchoMode::Dctcp, Ecn::Ect0) };
+        assert!(rx.ce_state_changes(&seg(flags::ACK, Ecn::Ce)));
+        assert!(!rx.on_segment(&seg(flags::ACK, Ecn::Ce)));
+        assert_eq!(rx.ack_flags(), flags::ECE);
+        // CWR does not stop the echo; a CE segment keeps it, an ECT one ends it.
+        assert!(!rx.ce_state_changes(&seg(flags::ACK | flags::CWR, Ecn::Ce)));
+        assert!(rx.on_segment(&seg(flags::ACK | flags::CWR, Ecn::Ce)));
+        assert_eq!(rx.ack_flags(), flags::ECE);
+        // Not-ECT (a retransmission) leaves the state.
+        assert!(!rx.ce_state_changes(&seg(flags::ACK, Ecn::NotEct)));
+        rx.on_segment(&seg(flags::ACK, Ecn::NotEct));
+        assert_eq!(rx.ack_flags(), flags::ECE);
+        assert!(rx.ce_state_changes(&seg(flags::ACK, Ecn::Ect1)));
+        rx.on_segment(&seg(flags::ACK, Ecn::Ect1));
+        assert_eq!(rx.ack_flags(), 0);
+        // RFC 3168's mode never reports a change of state (its echo latches).
+        let classic = Feedback { negotiated: true, ..Feedback::default() };
+        assert!(!classic.ce_state_changes(&seg(flags::ACK, Ecn::Ce)));
+        // The sender's codepoint: ECT(1) when set, Not-ECT before negotiation.
+        let mut tx = Feedback::new(EchoMode::Dctcp, Ecn::Ect1);
+        assert_eq!(tx.data_codepoint(), Ecn::NotEct);
+        tx.negotiated = true;
+        assert_eq!(tx.data_codepoint(), Ecn::Ect1);
+    }
 }
