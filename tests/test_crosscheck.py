@@ -82,6 +82,12 @@ def scenario(*overrides: str) -> dict[str, Any]:
         ),
         (["topology.bottleneck.random_loss=0.01"], "topology.bottleneck.random_loss = 0.01"),
         (['tcp.congestion_control="cubic"'], 'tcp.congestion_control = "cubic"'),
+        (
+            ['tcp.congestion_control="dctcp"'],
+            'tcp.congestion_control = "dctcp": ns-2.35 has no DCTCP',
+        ),
+        (['tcp.congestion_control="prague"'], 'tcp.congestion_control = "prague": ns-2.35'),
+        (['tcp.ect_codepoint="ect1"', "tcp.ecn=true"], 'tcp.ect_codepoint = "ect1"'),
         (["tcp.abe=true", "tcp.ecn=true"], "tcp.abe = true: ns-2.35 has no ABE"),
         (["tcp.abc=true"], "tcp.abc = true"),
         (['tcp.hystart="rfc9406"'], 'tcp.hystart = "rfc9406": ns-2.35\'s FullTcp has no HyStart'),

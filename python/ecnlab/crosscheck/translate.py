@@ -179,6 +179,13 @@ def tcp_params(scenario: Mapping[str, Any], workload: int, side: str) -> dict[st
 
 def _check_tcp(params: Mapping[str, Any], path: str) -> None:
     cc = params["congestion_control"]
+    if cc in ("dctcp", "prague"):
+        raise Untranslatable(
+            f"{path}.congestion_control",
+            cc,
+            "ns-2.35 has no DCTCP (its DCTCP was an out-of-tree patch to TcpAgent, never "
+            "released) and no TCP Prague",
+        )
     if cc not in _TCP_CLASS:
         raise Untranslatable(
             f"{path}.congestion_control",
@@ -188,6 +195,12 @@ def _check_tcp(params: Mapping[str, Any], path: str) -> None:
         )
     if params.get("abe"):
         raise Untranslatable(f"{path}.abe", True, "ns-2.35 has no ABE (RFC 8511)")
+    if params.get("ect_codepoint", "ect0") != "ect0":
+        raise Untranslatable(
+            f"{path}.ect_codepoint",
+            params["ect_codepoint"],
+            "ns-2.35's FullTcp sends ECT(0) only",
+        )
     if params.get("abc"):
         raise Untranslatable(
             f"{path}.abc", True, "ns-2.35's FullTcp has no Appropriate Byte Counting"

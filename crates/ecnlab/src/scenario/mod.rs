@@ -763,6 +763,74 @@ mod tests {
     }
 
     #[test]
+    fn dctcp_turns_ecn_on_is_checked_and_writes_its_options() {
+        use crate::packet::Ecn;
+        use crate::tcp::dctcp::DctcpParams;
+        use crate::tcp::params::CcKind;
+        let s = with(r#"{"tcp": {"congestion_control": "dctcp"}}"#).unwrap();
+        let p = s.tcp.resolve();
+        assert!(p.ecn, "DCTCP asks for ECN (Linux's TCP_CONG_NEEDS_ECN)");
+        assert_eq!(p.cc, CcKind::Dctcp { beta: 0.5, dctcp: DctcpParams { g: 0.0625, alpha_init: 1.0 } });
+        assert_eq!(p.ect_codepoint, Ecn::Ect0);
+        let json = s.to_json();
+        assert!(json.contains(r#""dctcp_g": 0.0625"#) && json.contains(r#""dctcp_alpha_init": 1.0"#), "{json}");
+        assert!(!json.contains("ect_codepoint"), "ECT(0) is not written out");
+        let again = Scenario::from_json(&json).unwrap();
+        assert_eq!(again.tcp.resolve(), p);
+        let e = with(r#"{"tcp": {"congestion_control": "dctcp", "ecn": false, "ect_codepoint": "ect1"}}"#).unwrap_err();
+        assert_eq!(e.path, "tcp.ect_codepoint", "{e}");
+        let s = with(r#"{"tcp": {"congestion_control": "dctcp", "dctcp_g": 0.125, "ect_codepoint": "ect1"}}"#).unwrap();
+        let p = s.tcp.resolve();
+        assert_eq!((p.ect_codepoint, p.cc), (Ecn::Ect1, CcKind::Dctcp { beta: 0.5, dctcp: DctcpParams { g: 0.125, alpha_init: 1.0 } }));
+        assert!(s.to_json().contains(r#""ect_codepoint": "ect1""#));
+        // Existing scenarios write nothing new.
+        let plain = with(r#"{"tcp": {"ecn": true}}"#).unwrap().to_json();
+        assert!(!plain.contains("dctcp") && !plain.contains("ect_codepoint"), "{plain}");
+        for (patch, path, rule) in [
+            (r#"{"tcp": {"dctcp_g": 0.1}}"#, "tcp.dctcp_g", "dctcp"),
+            (r#"{"tcp": {"congestion_control": "dctcp", "dctcp_g": 0}}"#, "tcp.dctcp_g", "positive"),
+            (r#"{"tcp": {"congestion_control": "dctcp", "dctcp_g": 1.5}}"#, "tcp.dctcp_g", "1"),
+            (r#"{"tcp": {"congestion_control": "dctcp", "dctcp_alpha_init": 2}}"#, "tcp.dctcp_alpha_init", "1"),
+            (r#"{"tcp": {"servers": {"dctcp_alpha_init": 0.5}}}"#, "tcp.servers.dctcp_alpha_init", "dctcp"),
+            (r#"{"tcp": {"congestion_control": "dctcp", "abe": true}}"#, "tcp.abe", "DCTCP"),
+            (r#"{"tcp": {"congestion_control": "dctcp", "ecn_response": "ns2"}}"#, "tcp.ecn_response", "newreno"),
+            (r#"{"tcp": {"ect_codepoint": "ect1"}}"#, "tcp.ect_codepoint", "needs ecn = true"),
+        ] {
+            let e = with(patch).unwrap_err();
+            assert_eq!(e.path, path, "{patch}: {e}");
+            assert!(e.to_string().contains(rule), "{patch}: {e}");
+        }
+    }
+
+    #[test]
+    fn prague_defaults_to_ect1_and_pacing_and_checks_its_options() {
+        use crate::packet::Ecn;
+        use crate::tcp::params::CcKind;
+        use crate::tcp::prague::PragueParams;
+        let s = with(r#"{"tcp": {"congestion_control": "prague"}}"#).unwrap();
+        let p = s.tcp.resolve();
+        assert!(p.ecn && p.pacing);
+        assert_eq!((p.ect_codepoint, p.pacing_ss_ratio_percent, p.pacing_ca_ratio_percent), (Ecn::Ect1, 200, 100));
+        let CcKind::Prague { prague, .. } = p.cc else { panic!("{:?}", p.cc) };
+        assert_eq!(prague, PragueParams { rtt_target: 25_000_000, rtt_transition: 500, classic_fallback: false, classic_delay: 2_000_000 });
+        assert_eq!(Scenario::from_json(&s.to_json()).unwrap().tcp.resolve(), p, "survives the written scenario");
+        let s = with(r#"{"tcp": {"congestion_control": "prague", "pacing": false, "ect_codepoint": "ect0", "prague_rtt_target_ms": 10, "prague_classic_fallback": true, "prague_classic_delay_ms": 5}}"#).unwrap();
+        let p = s.tcp.resolve();
+        assert_eq!((p.pacing, p.ect_codepoint), (false, Ecn::Ect0));
+        let CcKind::Prague { prague, .. } = p.cc else { panic!() };
+        assert_eq!((prague.rtt_target, prague.classic_fallback, prague.classic_delay), (10_000_000, true, 5_000_000));
+        assert_eq!(Scenario::from_json(&s.to_json()).unwrap().tcp.resolve(), p);
+        for (patch, path) in [
+            (r#"{"tcp": {"congestion_control": "dctcp", "prague_rtt_target_ms": 10}}"#, "tcp.prague_rtt_target_ms"),
+            (r#"{"tcp": {"congestion_control": "prague", "prague_classic_delay_ms": 5}}"#, "tcp.prague_classic_delay_ms"),
+            (r#"{"tcp": {"congestion_control": "prague", "abe": true}}"#, "tcp.abe"),
+        ] {
+            assert_eq!(with(patch).unwrap_err().path, path, "{patch}");
+        }
+        with(r#"{"tcp": {"congestion_control": "prague", "dctcp_g": 0.125}}"#).unwrap();
+    }
+
+    #[test]
     fn hystart_is_checked_and_written_out_only_when_on() {
         use crate::tcp::hystart::{HystartDetect, HystartKind};
         let s = with(r#"{"tcp": {"congestion_control": "cubic", "hystart": "linux"}}"#).unwrap();

@@ -58,6 +58,12 @@ impl NewReno {
         NewReno { beta, beta_ecn, abc, bytes_acked: 0, hystart: Hystart::Off, hystart_stats: HystartStats::default() }
     }
 
+    /// Forgets the bytes counted toward the next congestion-avoidance step (after a
+    /// reduction another controller made, as DCTCP's).
+    pub fn restart_byte_count(&mut self) {
+        self.bytes_acked = 0;
+    }
+
     /// The same controller with a slow-start exit.
     pub fn with_hystart(mut self, kind: HystartKind) -> Self {
         self.hystart = Hystart::new(kind);

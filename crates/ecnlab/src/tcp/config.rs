@@ -5,6 +5,8 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::cubic::{CubicParams, CubicRtt};
+use super::dctcp::DctcpParams;
+use super::prague::PragueParams;
 use super::hystart::{HystartDetect, HystartKind, HystartName};
 use super::params::{
     rfc3390_iw_segments, CcKind, DelayedAckPolicy, EcnMinWindow, EcnPlus, EcnResponse, LossResponse, RtoBackoffEnd, RtoEstimator,
@@ -12,6 +14,7 @@ use super::params::{
 };
 use crate::config::{check, non_negative, positive, ConfigError};
 use crate::engine::time::{from_millis, from_secs, NS_PER_MS};
+use crate::packet::Ecn;
 
 /// Endpoint profiles (spec sections 20.3, 21, 22).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -45,6 +48,23 @@ pub enum CongestionControlName {
     Reno,
     /// CUBIC (RFC 9438).
     Cubic,
+    /// DCTCP (RFC 8257): the reduction on an echo scales with the marked fraction; the
+    /// receiver echoes every CE mark exactly. Turns ECN on unless `ecn = false`.
+    Dctcp,
+    /// TCP Prague (the iccrg draft; Linux's tcp_prague.c): DCTCP with RTT independence, ECT(1)
+    /// and pacing by default, alpha from the first mark, an optional classic-ECN fallback.
+    Prague,
+}
+
+/// The ECN-capable codepoint of a sender's data.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum EctCodepoint {
+    /// ECT(0): RFC 3168, and DCTCP (RFC 8257 section 3.3).
+    #[default]
+    Ect0,
+    /// ECT(1): an L4S sender (RFC 9331 section 4.1).
+    Ect1,
 }
 
 /// ECN on SYN-ACKs (seed 000's ECN+; RFC 5562).
@@ -132,6 +152,35 @@ pub struct TcpConfig {
     /// CUBIC's constant C (segments/s^3, default 0.4).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cubic_c: Option<f64>,
+    /// DCTCP's estimation gain g (RFC 8257 section 3.3, default 1/16 = 0.0625; Linux's
+    /// `dctcp_shift_g` = 4); only with `congestion_control = "dctcp"`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dctcp_g: Option<f64>,
+    /// DCTCP's alpha before the first observation window ends (default 1: Linux's
+    /// `dctcp_alpha_on_init` = 1024 of 1024); only with `congestion_control = "dctcp"`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dctcp_alpha_init: Option<f64>,
+    /// Prague's reference RTT for RTT independence (ms, default 25: Linux's
+    /// `prague_rtt_target`; 0: none); only with `congestion_control = "prague"`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prague_rtt_target_ms: Option<f64>,
+    /// Round trips outside slow start before Prague becomes RTT-independent (default 500:
+    /// Linux's `prague_rtt_transition`); only with Prague.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prague_rtt_transition_rounds: Option<u64>,
+    /// Prague's classic-ECN fallback: an echo while srtt - min RTT exceeds
+    /// `prague_classic_delay_ms` halves the window as NewReno's (default false: Linux's
+    /// `prague_ecn_fallback` = 0); only with Prague.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prague_classic_fallback: Option<bool>,
+    /// The queueing delay above which Prague's fallback takes an echo to come from a classic
+    /// AQM (ms, default 2: Linux's reference queue D0); only with `prague_classic_fallback`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prague_classic_delay_ms: Option<f64>,
+    /// The codepoint of ECN-capable data: `ect0` (default; RFC 3168, RFC 8257) or `ect1` (an
+    /// L4S sender, RFC 9331; Prague's default); only with ECN.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ect_codepoint: Option<EctCodepoint>,
     /// CUBIC fast convergence (RFC 9438 4.7, default true).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cubic_fast_convergence: Option<bool>,
@@ -270,6 +319,13 @@ impl TcpConfig {
             abe: o.abe.or(self.abe),
             beta_ecn: o.beta_ecn.or(self.beta_ecn),
             cubic_c: o.cubic_c.or(self.cubic_c),
+            dctcp_g: o.dctcp_g.or(self.dctcp_g),
+            dctcp_alpha_init: o.dctcp_alpha_init.or(self.dctcp_alpha_init),
+            ect_codepoint: o.ect_codepoint.or(self.ect_codepoint),
+            prague_rtt_target_ms: o.prague_rtt_target_ms.or(self.prague_rtt_target_ms),
+            prague_rtt_transition_rounds: o.prague_rtt_transition_rounds.or(self.prague_rtt_transition_rounds),
+            prague_classic_fallback: o.prague_classic_fallback.or(self.prague_classic_fallback),
+            prague_classic_delay_ms: o.prague_classic_delay_ms.or(self.prague_classic_delay_ms),
             cubic_fast_convergence: o.cubic_fast_convergence.or(self.cubic_fast_convergence),
             cubic_rtt: o.cubic_rtt.or(self.cubic_rtt),
             abc: o.abc.or(self.abc),
@@ -346,7 +402,10 @@ impl TcpConfig {
                 // (beta, beta_ecn with ABE): RFC 5681 / RFC 8511 for NewReno, RFC 9438 and
                 // ns-3's BetaEcn for CUBIC.
                 let defaults = match self.congestion_control.unwrap_or_default() {
-                    CongestionControlName::Newreno | CongestionControlName::Reno => (0.5, 0.8),
+                    CongestionControlName::Newreno
+                    | CongestionControlName::Reno
+                    | CongestionControlName::Dctcp
+                    | CongestionControlName::Prague => (0.5, 0.8),
                     CongestionControlName::Cubic => (0.7, 0.85),
                 };
                 let beta = self.beta.unwrap_or(defaults.0);
@@ -361,6 +420,20 @@ impl TcpConfig {
                         fast_convergence: self.cubic_fast_convergence.unwrap_or(true),
                         rtt: self.cubic_rtt.unwrap_or_default(),
                     }),
+                    CongestionControlName::Dctcp => CcKind::Dctcp { beta, dctcp: self.dctcp_params() },
+                    CongestionControlName::Prague => {
+                        let d = PragueParams::default();
+                        CcKind::Prague {
+                            beta,
+                            dctcp: self.dctcp_params(),
+                            prague: PragueParams {
+                                rtt_target: self.prague_rtt_target_ms.map_or(d.rtt_target, from_millis),
+                                rtt_transition: self.prague_rtt_transition_rounds.unwrap_or(d.rtt_transition),
+                                classic_fallback: self.prague_classic_fallback.unwrap_or(d.classic_fallback),
+                                classic_delay: self.prague_classic_delay_ms.map_or(d.classic_delay, from_millis),
+                            },
+                        }
+                    }
                 }
             },
             iw_one_after_syn_loss: self.iw_one_after_syn_loss.unwrap_or(true),
@@ -368,13 +441,19 @@ impl TcpConfig {
             limited_transmit: self.limited_transmit.unwrap_or(stack_abc_lt),
             restart_after_idle: self.restart_after_idle.unwrap_or(false),
             ect_retransmissions: self.ect_retransmissions.unwrap_or(false),
+            // Prague sends ECT(1) and paces at cwnd / srtt in congestion avoidance (Linux's
+            // tcp_prague.c: TCP_ECN_ECT_1, SK_PACING_NEEDED, prague_update_pacing_rate).
+            ect_codepoint: match self.ect_codepoint.unwrap_or(if self.prague() { EctCodepoint::Ect1 } else { EctCodepoint::Ect0 }) {
+                EctCodepoint::Ect0 => Ecn::Ect0,
+                EctCodepoint::Ect1 => Ecn::Ect1,
+            },
             sack,
             prr: self.prr.unwrap_or(stack_prr_rack && sack),
             rack_tlp: self.rack_tlp.unwrap_or(stack_prr_rack && sack),
-            pacing: self.pacing.unwrap_or(false),
+            pacing: self.pacing.unwrap_or(self.prague()),
             // Linux's sysctl defaults (net/ipv4/tcp_ipv4.c, tcp_sk_init).
             pacing_ss_ratio_percent: self.pacing_ss_ratio_percent.unwrap_or(200),
-            pacing_ca_ratio_percent: self.pacing_ca_ratio_percent.unwrap_or(120),
+            pacing_ca_ratio_percent: self.pacing_ca_ratio_percent.unwrap_or(if self.prague() { 100 } else { 120 }),
             hystart: match self.hystart.unwrap_or(stack_hystart) {
                 HystartName::Off => HystartKind::Off,
                 HystartName::Linux => HystartKind::Linux(self.hystart_detect.unwrap_or_default()),
@@ -383,7 +462,9 @@ impl TcpConfig {
             rto_estimator: self.rto_estimator.unwrap_or(estimator),
             delayed_ack_policy: self.delayed_ack_policy.unwrap_or(ack_policy),
             ecn_min_window: self.ecn_min_window.unwrap_or(min_window),
-            ecn: self.ecn.unwrap_or(false),
+            // DCTCP asks for ECN whatever the host's setting (Linux: TCP_CONG_NEEDS_ECN); with
+            // ecn = false it runs as NewReno (Linux's fallback, `dctcp_reno`).
+            ecn: self.ecn.unwrap_or(self.needs_ecn()),
             ecn_plus: match self.ecn_plus.unwrap_or_default() {
                 EcnPlusName::Off => EcnPlus::Off,
                 EcnPlusName::Seed => EcnPlus::Seed,
@@ -401,9 +482,11 @@ impl TcpConfig {
     pub fn filled(&self) -> TcpConfig {
         let p = self.resolve();
         let secs = |t: u64| t as f64 / 1e9;
-        let (beta, beta_ecn, cubic) = match p.cc {
-            CcKind::NewReno { beta, beta_ecn } | CcKind::Reno { beta, beta_ecn } => (beta, beta_ecn, None),
-            CcKind::Cubic(c) => (c.beta, c.beta_ecn, Some(c)),
+        let (beta, beta_ecn, cubic, dctcp, prague) = match p.cc {
+            CcKind::NewReno { beta, beta_ecn } | CcKind::Reno { beta, beta_ecn } => (beta, beta_ecn, None, None, None),
+            CcKind::Cubic(c) => (c.beta, c.beta_ecn, Some(c), None, None),
+            CcKind::Dctcp { beta, dctcp } => (beta, beta, None, Some(dctcp), None),
+            CcKind::Prague { beta, dctcp, prague } => (beta, beta, None, Some(dctcp), Some(prague)),
         };
         let abe = self.abe.unwrap_or(false);
         // The switches below are written out only where they differ from RFC 6298's endpoint
@@ -416,6 +499,7 @@ impl TcpConfig {
         fn keep<T: PartialEq>(v: T, standard: T, stack: T) -> Option<T> {
             (v != standard || v != stack).then_some(v)
         }
+        let ect_name = |e: Ecn| if e == Ecn::Ect1 { EctCodepoint::Ect1 } else { EctCodepoint::Ect0 };
         let hystart_name = |h: HystartKind| match h {
             HystartKind::Off => HystartName::Off,
             HystartKind::Linux(_) => HystartName::Linux,
@@ -446,6 +530,15 @@ impl TcpConfig {
             abe: Some(abe),
             beta_ecn: abe.then_some(beta_ecn),
             cubic_c: cubic.map(|c| c.c),
+            dctcp_g: dctcp.map(|d| d.g),
+            dctcp_alpha_init: dctcp.map(|d| d.alpha_init),
+            prague_rtt_target_ms: prague.map(|q| q.rtt_target as f64 / 1e6),
+            prague_rtt_transition_rounds: prague.map(|q| q.rtt_transition),
+            prague_classic_fallback: prague.map(|q| q.classic_fallback),
+            prague_classic_delay_ms: prague.filter(|q| q.classic_fallback).map(|q| q.classic_delay as f64 / 1e6),
+            // Written only when not ECT(0) or not the controller's default (Prague's is ECT(1)),
+            // so that stored runs keep their identity.
+            ect_codepoint: keep(ect_name(p.ect_codepoint), EctCodepoint::Ect0, ect_name(standard.ect_codepoint)),
             cubic_fast_convergence: cubic.map(|c| c.fast_convergence),
             cubic_rtt: cubic.map(|c| c.rtt),
             abc: Some(p.abc),
@@ -514,11 +607,25 @@ impl TcpConfig {
         Ok(())
     }
 
+    /// Whether the congestion control asks for ECN whatever `ecn` says (DCTCP, Prague).
+    fn needs_ecn(&self) -> bool {
+        matches!(self.congestion_control, Some(CongestionControlName::Dctcp | CongestionControlName::Prague))
+    }
+
+    fn prague(&self) -> bool {
+        self.congestion_control == Some(CongestionControlName::Prague)
+    }
+
+    fn dctcp_params(&self) -> DctcpParams {
+        let d = DctcpParams::default();
+        DctcpParams { g: self.dctcp_g.unwrap_or(d.g), alpha_init: self.dctcp_alpha_init.unwrap_or(d.alpha_init) }
+    }
+
     /// ECN+, ABE and ns-2's ECN response change only connections that use ECN: set for hosts
     /// without it, they would be recorded but do nothing. `layers` are the tables this one is
     /// made of (see `Scenario::tcp_in_use`); an error names the one that set the option.
     pub(crate) fn validate_ecn_options(&self, layers: &[(String, &TcpConfig)]) -> Result<(), ConfigError> {
-        let ecn = self.ecn == Some(true) || self.ecn_fraction.is_some_and(|f| f > 0.0);
+        let ecn = self.ecn.unwrap_or(self.needs_ecn()) || self.ecn_fraction.is_some_and(|f| f > 0.0);
         let set_in = |is_set: &dyn Fn(&TcpConfig) -> bool| {
             layers.iter().rev().find(|(_, t)| is_set(t)).map_or("tcp", |(p, _)| p.as_str()).to_string()
         };
@@ -533,6 +640,12 @@ impl TcpConfig {
             let path = set_in(&|t| t.abe.is_some());
             let rule = format!("needs ecn = true (or an ecn_fraction above 0) in {hosts}: ABE changes only the reaction to ECN echoes");
             check(ecn, &format!("{path}.abe"), true, &rule)?;
+        }
+        if let Some(c) = self.ect_codepoint {
+            let name = serde_json::to_value(c).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default();
+            let path = set_in(&|t| t.ect_codepoint.is_some());
+            let rule = format!("needs ecn = true (or an ecn_fraction above 0) in {hosts}: it is the codepoint of ECN-capable data");
+            check(ecn, &format!("{path}.ect_codepoint"), name, &rule)?;
         }
         if self.ecn_response == Some(EcnResponse::Ns2) {
             let path = set_in(&|t| t.ecn_response.is_some());
@@ -570,6 +683,32 @@ impl TcpConfig {
         if let Some(v) = self.cubic_c {
             check(v > 0.0 && v.is_finite(), &format!("{path}.cubic_c"), v, "must be positive")?;
         }
+        let dctcp = self.needs_ecn();
+        for (v, name) in [(self.dctcp_g, "dctcp_g"), (self.dctcp_alpha_init, "dctcp_alpha_init")] {
+            if let Some(v) = v {
+                check(dctcp, &format!("{path}.{name}"), v, "applies only with congestion_control = \"dctcp\" or \"prague\"")?;
+            }
+        }
+        for (set, name) in [
+            (self.prague_rtt_target_ms.is_some(), "prague_rtt_target_ms"),
+            (self.prague_rtt_transition_rounds.is_some(), "prague_rtt_transition_rounds"),
+            (self.prague_classic_fallback.is_some(), "prague_classic_fallback"),
+            (self.prague_classic_delay_ms.is_some(), "prague_classic_delay_ms"),
+        ] {
+            check(!set || self.prague(), &format!("{path}.{name}"), "set", "applies only with congestion_control = \"prague\"")?;
+        }
+        if let Some(v) = self.prague_classic_delay_ms {
+            check(self.prague_classic_fallback == Some(true), &format!("{path}.prague_classic_delay_ms"), v, "applies only with prague_classic_fallback = true")?;
+        }
+        if let Some(g) = self.dctcp_g {
+            check(g > 0.0 && g <= 1.0, &format!("{path}.dctcp_g"), g, "must be in (0, 1] (RFC 8257: 1/16)")?;
+        }
+        if let Some(a) = self.dctcp_alpha_init {
+            check((0.0..=1.0).contains(&a), &format!("{path}.dctcp_alpha_init"), a, "must be in [0, 1] (a fraction of marked bytes)")?;
+        }
+        if dctcp && self.abe == Some(true) {
+            check(false, &format!("{path}.abe"), true, "DCTCP and Prague scale their own reduction on an echo (RFC 8257): ABE does not apply")?;
+        }
         if self.hystart == Some(HystartName::Linux) {
             let rule = "Linux's HyStart is part of its CUBIC (tcp_cubic.c): needs congestion_control = \"cubic\" (\"rfc9406\", HyStart++, works with any controller)";
             check(cubic, &format!("{path}.hystart"), "linux", rule)?;
@@ -579,7 +718,7 @@ impl TcpConfig {
             check(self.hystart == Some(HystartName::Linux), &format!("{path}.hystart_detect"), name, "applies only with hystart = \"linux\"")?;
         }
         if self.ecn_response == Some(EcnResponse::Ns2) {
-            check(!cubic, &format!("{path}.ecn_response"), "ns2", "ns-2's FullTcp response needs congestion_control = \"newreno\" or \"reno\"")?;
+            check(!cubic && !dctcp, &format!("{path}.ecn_response"), "ns2", "ns-2's FullTcp response needs congestion_control = \"newreno\" or \"reno\"")?;
             check(self.abe != Some(true), &format!("{path}.ecn_response"), "ns2", "ns-2's FullTcp response halves the window: it cannot be combined with abe = true")?;
         }
         if self.ecn_min_window == Some(EcnMinWindow::TwoSegments) {
@@ -591,7 +730,7 @@ impl TcpConfig {
             )?;
         }
         if self.loss_response == Some(LossResponse::Ns2) {
-            check(!cubic, &format!("{path}.loss_response"), "ns2", "ns-2's FullTcp loss response needs congestion_control = \"newreno\" or \"reno\"")?;
+            check(!cubic && !dctcp, &format!("{path}.loss_response"), "ns2", "ns-2's FullTcp loss response needs congestion_control = \"newreno\" or \"reno\"")?;
             check(!p.sack, &format!("{path}.loss_response"), "ns2", "ns-2's FullTcp loss response is for NewReno and Reno without SACK: it cannot be combined with sack = true")?;
         }
         if p.prr {

@@ -1,8 +1,10 @@
 //! The congestion controller an endpoint runs, chosen by `tcp.congestion_control`: one enum
-//! over the controllers of `cc` and `cubic`, so the hot path dispatches without a virtual call.
+//! over the controllers of `cc`, `cubic`, `dctcp` and `prague`, so the hot path dispatches without a virtual call.
 
 use super::cc::{AckSignal, CongestionControl, NewReno, RttInfo, Signal, Window};
 use super::cubic::Cubic;
+use super::dctcp::Dctcp;
+use super::prague::Prague;
 use crate::engine::SimTime;
 
 /// The configured controller of an endpoint (enum dispatch keeps the hot path direct).
@@ -10,6 +12,19 @@ use crate::engine::SimTime;
 pub enum Controller {
     NewReno(NewReno),
     Cubic(Cubic),
+    Dctcp(Dctcp),
+    Prague(Prague),
+}
+
+impl Controller {
+    /// DCTCP's alpha, for a DCTCP controller.
+    pub fn dctcp_alpha(&self) -> Option<f64> {
+        match self {
+            Controller::Dctcp(c) => Some(c.alpha()),
+            Controller::Prague(c) => Some(c.alpha()),
+            _ => None,
+        }
+    }
 }
 
 impl CongestionControl for Controller {
@@ -18,6 +33,8 @@ impl CongestionControl for Controller {
         match self {
             Controller::NewReno(c) => c.on_ack(w, acked, rtt, now),
             Controller::Cubic(c) => c.on_ack(w, acked, rtt, now),
+            Controller::Dctcp(c) => c.on_ack(w, acked, rtt, now),
+            Controller::Prague(c) => c.on_ack(w, acked, rtt, now),
         }
     }
     #[inline]
@@ -25,6 +42,8 @@ impl CongestionControl for Controller {
         match self {
             Controller::NewReno(c) => c.on_congestion_event(w, signal, flight, now),
             Controller::Cubic(c) => c.on_congestion_event(w, signal, flight, now),
+            Controller::Dctcp(c) => c.on_congestion_event(w, signal, flight, now),
+            Controller::Prague(c) => c.on_congestion_event(w, signal, flight, now),
         }
     }
     #[inline]
@@ -32,6 +51,8 @@ impl CongestionControl for Controller {
         match self {
             Controller::NewReno(c) => c.on_timeout(w, flight, now),
             Controller::Cubic(c) => c.on_timeout(w, flight, now),
+            Controller::Dctcp(c) => c.on_timeout(w, flight, now),
+            Controller::Prague(c) => c.on_timeout(w, flight, now),
         }
     }
     #[inline]
@@ -39,6 +60,8 @@ impl CongestionControl for Controller {
         match self {
             Controller::NewReno(c) => c.on_ack_signal(w, signal),
             Controller::Cubic(c) => c.on_ack_signal(w, signal),
+            Controller::Dctcp(c) => c.on_ack_signal(w, signal),
+            Controller::Prague(c) => c.on_ack_signal(w, signal),
         }
     }
     #[inline]
@@ -46,6 +69,8 @@ impl CongestionControl for Controller {
         match self {
             Controller::NewReno(c) => c.on_idle_restart(idle),
             Controller::Cubic(c) => c.on_idle_restart(idle),
+            Controller::Dctcp(c) => c.on_idle_restart(idle),
+            Controller::Prague(c) => c.on_idle_restart(idle),
         }
     }
 }

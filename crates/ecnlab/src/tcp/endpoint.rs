@@ -32,7 +32,9 @@ use std::collections::VecDeque;
 use super::cc::{CongestionControl, NewReno, RttInfo, Signal, Window};
 use super::controller::Controller;
 use super::cubic::Cubic;
-use super::ecn::Rfc3168;
+use super::dctcp::Dctcp;
+use super::prague::Prague;
+use super::ecn::{EchoMode, Feedback};
 use super::hystart::{HystartKind, HystartStats};
 use super::params::{
     CcKind, DelayedAckPolicy, EcnMinWindow, EcnPlus, EcnResponse, LossResponse, RtoBackoffEnd, RtoEstimator, TcpParams, TimeoutSsthresh,
@@ -223,7 +225,7 @@ pub struct Endpoint {
 
     // --- ECN (RFC 3168) ---
     /// Negotiation, the receiver's echo and the sender's CWR (`tcp/ecn.rs`).
-    ecn: Rfc3168,
+    ecn: Feedback,
     /// The first byte after the window of data the last reduction answered (snd_max then): an
     /// echo is new only on an ACK beyond it (RFC 3168 6.1.2, once per window of data; the ACK
     /// of exactly that window still carries the echo of the mark that caused the reduction),
@@ -330,6 +332,13 @@ impl Endpoint {
                     Controller::NewReno(NewReno::new(beta, beta_ecn, p.abc).with_hystart(p.hystart))
                 }
                 CcKind::Cubic(c) => Controller::Cubic(Cubic::new(c).with_abc(p.abc).with_hystart(p.hystart)),
+                CcKind::Dctcp { beta, dctcp } => {
+                    Controller::Dctcp(Dctcp::new(dctcp, NewReno::new(beta, beta, p.abc).with_hystart(p.hystart)))
+                }
+                CcKind::Prague { beta, dctcp, prague } => Controller::Prague(Prague::new(
+                    prague,
+                    Dctcp::new(dctcp, NewReno::new(beta, beta, p.abc).with_hystart(p.hystart)),
+                )),
             },
             partial_ack_recovery: p.cc.partial_ack_recovery(),
             peer_wnd: mss,
@@ -360,7 +369,7 @@ impl Endpoint {
             track_sent: p.hystart != HystartKind::Off || p.rto_estimator == RtoEstimator::Linux,
             ack_rtt: None,
             rto_at: OFF,
-            ecn: Rfc3168::default(),
+            ecn: Feedback::new(p.cc.echo_mode(), p.ect_codepoint),
             ecn_recover: 0,
             ecn_hold: false,
             ecn_backoff: false,
@@ -407,6 +416,11 @@ impl Endpoint {
         self.ecn.negotiated
     }
 
+    /// DCTCP's estimate of the marked fraction (alpha), for a DCTCP sender.
+    pub fn dctcp_alpha(&self) -> Option<f64> {
+        self.cc.dctcp_alpha()
+    }
+
     pub fn window(&self) -> Window {
         self.w
     }
@@ -420,6 +434,8 @@ impl Endpoint {
         match &self.cc {
             Controller::NewReno(c) => c.hystart_stats,
             Controller::Cubic(c) => c.hystart_stats,
+            Controller::Dctcp(c) => c.reno.hystart_stats,
+            Controller::Prague(c) => c.dctcp.reno.hystart_stats,
         }
     }
 
@@ -598,6 +614,7 @@ impl Endpoint {
         let ece = self.ecn.echoes(pkt);
         let mss = self.w.mss;
         let ns2_loss = ctx.params.loss_response == LossResponse::Ns2;
+        let mut signalled = false;
         if ack > self.snd_una {
             let acked = ack - self.snd_una;
             // An echo answers the window that was outstanding when it was sent: the data in
@@ -637,6 +654,10 @@ impl Endpoint {
             }
             self.snd_una = ack;
             self.snd_nxt = self.snd_nxt.max(ack);
+            // The controller hears of the ACK before the sender acts on it (Linux: DCTCP updates
+            // alpha in `tcp_in_ack_event`, before an echo's `tcp_enter_cwr` takes ssthresh).
+            self.ack_signal(delivered, ece);
+            signalled = true;
             self.pto_rearm = self.rack_on;
             // A held retransmission of the old head is obsolete (a partial ACK holds the next).
             self.retx_held = false;
@@ -740,8 +761,16 @@ impl Endpoint {
                 self.ecn_response(ctx, self.snd_max - self.snd_una);
             }
         }
-        // Every ACK, whatever the sender made of it, reaches the controller (`tcp/ecn.rs`).
-        let signal = self.ecn.signal(delivered, ece, self.rtt.info());
+        if !signalled {
+            self.ack_signal(delivered, ece);
+        }
+    }
+
+    /// Every ACK, whatever the sender makes of it, reaches the controller (`tcp/ecn.rs`), with
+    /// SND.UNA after it and SND.NXT (one past the highest byte sent).
+    fn ack_signal(&mut self, delivered: u64, ece: bool) {
+        let rtt = RttInfo { snd_una: self.snd_una, snd_nxt: self.snd_max, ..self.rtt.info() };
+        let signal = self.ecn.signal(delivered, ece, rtt);
         self.cc.on_ack_signal(&mut self.w, &signal);
     }
 
@@ -994,7 +1023,8 @@ impl Endpoint {
                 self.cc.on_congestion_event(&mut self.w, Signal::Ecn, flight, now);
                 // With `EcnMinWindow::TwoSegments` (Linux, FreeBSD) the window is the
                 // controller's ssthresh, at least two segments, and the sender goes on.
-                if at_one_segment && ctx.params.ecn_min_window == EcnMinWindow::Rfc3168Timer {
+                // DCTCP's reduction stops at two segments (Linux's `dctcp_ssthresh`).
+                if at_one_segment && ctx.params.ecn_min_window == EcnMinWindow::Rfc3168Timer && !ctx.params.cc.scalable() {
                     self.w.cwnd = mss;
                     self.ecn_hold = true;
                     self.rto_at = now + self.rtt.rto();
@@ -1049,8 +1079,10 @@ impl Endpoint {
             self.stats.retx_bytes_received += len;
         }
         let linux = ctx.params.delayed_ack_policy == DelayedAckPolicy::Linux;
-        // RFC 3168 6.1.3: CWR stops the echo, CE (re)starts it.
-        let demanding_cwr = self.ecn.on_segment(pkt);
+        // RFC 3168 6.1.3: CWR stops the echo, CE (re)starts it. DCTCP's CE state changes below,
+        // with new data only.
+        let exact_echo = ctx.params.cc.echo_mode() == EchoMode::Dctcp;
+        let mut demanding_cwr = if exact_echo { false } else { self.ecn.on_segment(pkt) };
         if pkt.has(flags::CWR) {
             // Linux (tcp_ecn_accept_cwr): a data segment with CWR is acknowledged at once, the
             // sender's window may be tiny.
@@ -1077,6 +1109,22 @@ impl Endpoint {
                 self.linux_enter_quickack(ctx, LINUX_MAX_QUICKACKS);
             }
             return;
+        }
+        if exact_echo && len > 0 {
+            if self.ecn.ce_state_changes(pkt) {
+                // RFC 8257 3.2: the CE state changes: what arrived before this segment and is
+                // not yet acknowledged is acknowledged now, with the old ECE (Linux's
+                // `dctcp_ece_ack_update`, when its delayed-ACK timer is pending).
+                if self.segs_unacked > 0 {
+                    self.emit(ctx, self.snd_nxt, 0, flags::ACK, PacketKind::Ack, Ecn::NotEct);
+                }
+                if linux {
+                    // Linux also acknowledges the segment that changed it at once
+                    // (ICSK_ACK_NOW); the RFC lets it wait for the delayed-ACK rule.
+                    self.lx.ack_now_once = true;
+                }
+            }
+            demanding_cwr = self.ecn.on_segment(pkt);
         }
         if linux && self.ecn.negotiated && len > 0 {
             self.linux_check_ce(pkt.ecn, demanding_cwr, ctx);
@@ -1536,7 +1584,7 @@ impl Endpoint {
                 }
             }
             let ect = self.ecn.negotiated && ctx.params.ect_retransmissions;
-            (PacketKind::Retx, if ect { Ecn::Ect0 } else { Ecn::NotEct })
+            (PacketKind::Retx, if ect { self.ecn.data_codepoint() } else { Ecn::NotEct })
         } else {
             if self.snd_una == self.snd_max && self.last_data_at > 0 && ctx.now > self.last_data_at {
                 // New data after an idle period (nothing in flight).
@@ -1589,7 +1637,7 @@ impl Endpoint {
     fn send_syn(&mut self, ctx: &mut SegmentCtx) {
         let (f, kind) = match self.role {
             Role::Client => {
-                let ecn_setup = Rfc3168::syn_flags(ctx.params.ecn);
+                let ecn_setup = Feedback::syn_flags(ctx.params.ecn);
                 let sack = if ctx.params.sack { flags::SACK_PERM } else { 0 };
                 (flags::SYN | ecn_setup | sack, PacketKind::Syn)
             }
@@ -1687,6 +1735,7 @@ mod tests {
             limited_transmit: false,
             restart_after_idle: false,
             ect_retransmissions: false,
+            ect_codepoint: Ecn::Ect0,
             sack: false,
             prr: false,
             rack_tlp: false,
@@ -3233,5 +3282,172 @@ mod tests {
         let seqs: Vec<u64> = retx.iter().map(|r| r.1).collect();
         assert_eq!(seqs, vec![1, 3001, 6001]);
         assert!(retx[2].0 - retx[0].0 < 100 * MS, "all three within one round trip: {retx:?}");
+    }
+
+    fn dctcp(g: f64, alpha_init: f64) -> TcpParams {
+        TcpParams { ecn: true, cc: CcKind::Dctcp { beta: 0.5, dctcp: crate::tcp::dctcp::DctcpParams { g, alpha_init } }, ..params() }
+    }
+
+    /// The ACKs (ack number, ECE) a receiver sends for data segments marked by `ce` (one per
+    /// segment, in order), then at its delayed-ACK timer.
+    fn echoes(p: TcpParams, ce: &[bool]) -> Vec<Vec<(u64, bool)>> {
+        let mut pair = Pair::new(p);
+        pair.establish();
+        let mut out = Vec::new();
+        for (k, &c) in ce.iter().enumerate() {
+            let seg = data_to_client(1 + 1000 * k as u64, if c { Ecn::Ce } else { Ecn::Ect0 }, 0);
+            out.push(pair.deliver(false, &seg).iter().map(|a| (a.ack, a.has(flags::ECE))).collect());
+        }
+        pair.now = pair.c.delack_at;
+        out.push(pair.on(false, |e, _| e.on_delack()).iter().map(|a| (a.ack, a.has(flags::ECE))).collect());
+        out
+    }
+
+    #[test]
+    fn dctcp_receiver_echoes_the_ce_state_of_every_segment_with_delayed_acks() {
+        // RFC 8257 section 3.2, Figure 1: one ACK per two segments while the CE state holds;
+        // when it changes, the segment before the change is acknowledged at once with the old
+        // ECE, and the changing segment waits for the next ACK.
+        let (n, c) = (false, true);
+        let got = echoes(dctcp(1.0 / 16.0, 1.0), &[n, n, c, c, c, n, n, c, n]);
+        let want: Vec<Vec<(u64, bool)>> = vec![
+            vec![],
+            vec![(2001, false)],
+            vec![], // the state changes with nothing unacknowledged: nothing to send early
+            vec![(4001, true)],
+            vec![],
+            vec![(5001, true)], // segment 5 (CE) acknowledged alone, before segment 6 counts
+            vec![(7001, false)],
+            vec![],
+            vec![(8001, true)],
+            vec![(9001, false)], // the delayed-ACK timer: segment 9, not marked
+        ];
+        assert_eq!(got, want);
+        // RFC 3168's receiver latches the echo from the first mark until a CWR: every ACK from
+        // segment 3 on says ECE, unmarked data included.
+        let classic = echoes(TcpParams { ecn: true, ..params() }, &[n, n, c, c, c, n, n, c, n]);
+        let flat: Vec<(u64, bool)> = classic.into_iter().flatten().collect();
+        assert_eq!(flat, vec![(2001, false), (4001, true), (6001, true), (8001, true), (9001, true)]);
+        // CWR does not clear DCTCP's state: a CE segment with CWR keeps the echo on.
+        let mut pair = Pair::new(dctcp(1.0 / 16.0, 1.0));
+        pair.establish();
+        pair.deliver(false, &data_to_client(1, Ecn::Ce, 0));
+        let a = pair.deliver(false, &data_to_client(1001, Ecn::Ce, flags::CWR));
+        assert_eq!((a[0].ack, a[0].has(flags::ECE)), (2001, true));
+        // A Not-ECT segment (a retransmission) leaves the state as it is.
+        pair.deliver(false, &data_to_client(2001, Ecn::NotEct, 0));
+        let a = pair.deliver(false, &data_to_client(3001, Ecn::Ce, 0));
+        assert_eq!((a.len(), a[0].ack, a[0].has(flags::ECE)), (1, 4001, true));
+    }
+
+    #[test]
+    fn dctcp_receiver_under_linux_acks_the_changing_segment_at_once_too() {
+        // Linux (dctcp_ece_ack_update): the earlier segment with the old ECE, then the segment
+        // that changed the state at once (ICSK_ACK_NOW), with the new one.
+        let p = TcpParams { delayed_ack: 40 * NS_PER_MS, delayed_ack_policy: DelayedAckPolicy::Linux, ..dctcp(1.0 / 16.0, 1.0) };
+        let mut pair = Pair::new(p);
+        pair.c.rcv_wnd = 2000; // one quick ACK at the start
+        pair.establish();
+        pair.deliver(false, &data_to_client(1, Ecn::Ect0, 0)); // the quick ACK
+        assert!(pair.deliver(false, &data_to_client(1001, Ecn::Ect0, 0)).is_empty(), "delayed");
+        let a = pair.deliver(false, &data_to_client(2001, Ecn::Ce, 0));
+        let got: Vec<(u64, bool)> = a.iter().map(|a| (a.ack, a.has(flags::ECE))).collect();
+        assert_eq!(got, vec![(2001, false), (3001, true)]);
+    }
+
+    #[test]
+    fn dctcp_sender_reduces_by_half_alpha_once_per_window_and_sends_ect_and_cwr() {
+        let g = 1.0 / 16.0;
+        let mut pair = Pair::new(TcpParams { initial_window_segments: 10, ..dctcp(g, 0.0) });
+        pair.establish();
+        let sent = pair.on(true, |e, _| e.write(40_000));
+        assert_eq!(sent.len(), 10);
+        assert!(sent.iter().all(|p| p.ecn == Ecn::Ect0));
+        let ece = |ack: u64| ack_to_server(ack, flags::ECE);
+        // The first ACK ends the first observation window (all of its 2000 bytes marked):
+        // alpha = g, and the echo then cuts cwnd to cwnd (1 - alpha / 2), not to half.
+        let out = pair.deliver(true, &ece(2001));
+        assert_eq!(pair.s.dctcp_alpha(), Some(g));
+        let cwnd1 = (10_000.0 * (1.0 - g / 2.0)) as u64;
+        assert_eq!((pair.s.window().cwnd, pair.s.window().ssthresh), (cwnd1, cwnd1));
+        assert_eq!(pair.s.stats.ecn_reductions, 1);
+        // 8000 bytes in flight, cwnd 9687: one more segment, and it carries CWR (RFC 8257 3.3
+        // keeps RFC 3168's CWR).
+        assert_eq!(out.len(), 1);
+        assert!(out[0].has(flags::CWR) && out[0].seq == 10_001);
+        // A second echo in the same window of data: no second reduction (and no growth).
+        pair.deliver(true, &ece(4001));
+        assert_eq!(pair.s.window().cwnd, cwnd1);
+        assert_eq!(pair.s.stats.ecn_reductions, 1);
+        let plain = pair.deliver(true, &ack_to_server(8001, 0));
+        assert!(plain.iter().all(|p| !p.has(flags::CWR)), "CWR once");
+        let cwnd2 = pair.s.window().cwnd;
+        assert!(cwnd2 > cwnd1, "congestion avoidance between echoes");
+        // An echo beyond the reduced window (snd_max was 10001): the observation window that
+        // started at the first ACK (SND.NXT 10001) ends too, with 9000 bytes acked, 5000 of
+        // them marked; the reduction uses that alpha.
+        pair.deliver(true, &ece(11_001));
+        let alpha = (1.0 - g) * g + g * 5000.0 / 9000.0;
+        assert!((pair.s.dctcp_alpha().unwrap() - alpha).abs() < 1e-12, "{:?} vs {alpha}", pair.s.dctcp_alpha());
+        assert_eq!(pair.s.window().cwnd, (cwnd2 as f64 * (1.0 - alpha / 2.0)) as u64);
+        assert_eq!(pair.s.stats.ecn_reductions, 2);
+    }
+
+    #[test]
+    fn dctcp_sender_sends_ect1_when_set_and_without_ecn_runs_as_newreno() {
+        let mut pair = Pair::new(TcpParams { initial_window_segments: 4, ect_codepoint: Ecn::Ect1, ..dctcp(1.0 / 16.0, 1.0) });
+        pair.establish();
+        let sent = pair.on(true, |e, _| e.write(8000));
+        assert!(sent.iter().all(|p| p.ecn == Ecn::Ect1));
+        let mut pair = Pair::new(TcpParams { ecn: false, initial_window_segments: 4, ..dctcp(1.0 / 16.0, 1.0) });
+        pair.establish();
+        let sent = pair.on(true, |e, _| e.write(8000));
+        assert!(sent.iter().all(|p| p.ecn == Ecn::NotEct));
+    }
+
+    #[test]
+    fn dctcp_alpha_converges_to_the_marking_probability_end_to_end() {
+        // A zero-delay loop through the real receiver; each data segment is CE-marked with
+        // probability 0.1. The exact echo lets the sender count marked bytes exactly, so alpha
+        // (g = 1/16) settles at 0.1. With RFC 3168's latched echo the sender would count far
+        // more (every ACK until its CWR arrives).
+        let mut pair = Pair::new(TcpParams { initial_window_segments: 10, ..dctcp(1.0 / 16.0, 1.0) });
+        pair.establish();
+        let mut rng = crate::engine::rng::Rng::from_seed(11);
+        let bytes = 4_000_000;
+        let mut wire: std::collections::VecDeque<(bool, Seg)> = pair.on(true, |e, _| e.write(bytes)).into_iter().map(|p| (false, p)).collect();
+        let (mut sum, mut n, mut marked, mut data) = (0.0, 0u64, 0u64, 0u64);
+        loop {
+            while let Some((to_server, mut seg)) = wire.pop_front() {
+                if !to_server && seg.payload > 0 {
+                    data += 1;
+                    if rng.uniform() < 0.1 {
+                        seg.pkt.ecn = Ecn::Ce;
+                        marked += 1;
+                    }
+                }
+                let out = pair.deliver_seg(to_server, &seg);
+                if to_server && pair.s.acked_bytes() > bytes / 2 {
+                    sum += pair.s.dctcp_alpha().unwrap();
+                    n += 1;
+                }
+                wire.extend(out.into_iter().map(|p| (!to_server, p)));
+            }
+            if pair.s.acked_bytes() == bytes {
+                break;
+            }
+            let next = pair.s.rto_at.min(pair.c.delack_at);
+            assert!(next != OFF && next < 600 * NS_PER_S, "stalled");
+            pair.now = next;
+            let to_server = next == pair.c.delack_at;
+            let out = if to_server { pair.on(false, |e, _| e.on_delack()) } else { pair.on(true, |e, ctx| { e.on_rto(ctx); }) };
+            wire.extend(out.into_iter().map(|p| (to_server, p)));
+        }
+        let f = marked as f64 / data as f64;
+        let mean = sum / n as f64;
+        eprintln!("marked fraction {f:.4} of {data} segments; mean alpha over the second half {mean:.4}; reductions {}", pair.s.stats.ecn_reductions);
+        assert!((f - 0.1).abs() < 0.01);
+        assert!((mean - 0.1).abs() < 0.015, "mean alpha {mean}");
+        assert_eq!(pair.s.stats.rtos, 0);
     }
 }

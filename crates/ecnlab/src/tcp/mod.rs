@@ -12,6 +12,8 @@
 //!   recovery with Proportional Rate Reduction (RFC 6937);
 //! * [`cc`]: congestion controllers, pure state machines behind one trait (STYLE 5);
 //! * [`cubic`]: CUBIC (RFC 9438), one of those controllers;
+//! * [`dctcp`]: DCTCP's sender (RFC 8257), another;
+//! * [`prague`]: TCP Prague's sender (the iccrg draft), DCTCP with L4S's changes;
 //! * [`hystart`]: slow-start exit before loss (Linux's HyStart, HyStart++ of RFC 9406);
 //! * [`params`]: endpoint profiles and their resolved parameters.
 
@@ -19,10 +21,12 @@ pub mod cc;
 pub mod config;
 pub mod controller;
 pub mod cubic;
+pub mod dctcp;
 pub mod ecn;
 pub mod endpoint;
 pub mod hystart;
 pub mod params;
+pub mod prague;
 pub mod rack;
 pub mod rtt;
 pub mod sack;

@@ -9,8 +9,12 @@
 //! docs/models/tcp.md for every value and its source.
 
 use super::cubic::CubicParams;
+use super::dctcp::DctcpParams;
+use super::ecn::EchoMode;
+use super::prague::PragueParams;
 use super::hystart::HystartKind;
 use crate::engine::SimTime;
+use crate::packet::Ecn;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -24,6 +28,12 @@ pub enum CcKind {
     /// first ACK of new data, partial or full (no RFC 6582 partial-ACK rule).
     Reno { beta: f64, beta_ecn: f64 },
     Cubic(CubicParams),
+    /// DCTCP (RFC 8257): NewReno's growth and loss response with `beta`, a reduction scaled by
+    /// the marked fraction on an echo, DCTCP's exact echo at the receiver.
+    Dctcp { beta: f64, dctcp: DctcpParams },
+    /// TCP Prague (the iccrg draft): DCTCP with RTT independence, alpha from the first mark,
+    /// an optional classic-ECN fallback.
+    Prague { beta: f64, dctcp: DctcpParams, prague: PragueParams },
 }
 
 /// ECN on SYN-ACKs (seed 000's ECN+, RFC 5562); see `EcnPlusName` in the scenario.
@@ -204,6 +214,8 @@ pub struct TcpParams {
     /// Retransmissions are ECN-capable (ns-2's FullTcp, ns-3); RFC 3168 6.1.5 says they are
     /// not.
     pub ect_retransmissions: bool,
+    /// The codepoint of ECN-capable data: ECT(0) (RFC 3168, RFC 8257) or ECT(1) (L4S, RFC 9331).
+    pub ect_codepoint: Ecn,
     /// SACK (RFC 2018) offered in the handshake; when both ends have it, RFC 6675 recovery.
     pub sack: bool,
     /// PRR (RFC 6937) during SACK-based recovery.
@@ -235,6 +247,21 @@ impl CcKind {
     /// leave recovery on the first new ACK). CUBIC uses the NewReno sender.
     pub fn partial_ack_recovery(&self) -> bool {
         !matches!(self, CcKind::Reno { .. })
+    }
+
+    /// How this end's receiver echoes CE: DCTCP's exact echo for DCTCP (Linux: the receiving
+    /// host's congestion control module does it, `dctcp_cwnd_event`), RFC 3168's otherwise.
+    pub fn echo_mode(&self) -> EchoMode {
+        match self {
+            CcKind::Dctcp { .. } | CcKind::Prague { .. } => EchoMode::Dctcp,
+            _ => EchoMode::Rfc3168,
+        }
+    }
+
+    /// A controller whose answer to an echo scales with the marked fraction: RFC 3168's rule
+    /// for a one-segment window does not apply (DCTCP's floor is two segments).
+    pub fn scalable(&self) -> bool {
+        matches!(self, CcKind::Dctcp { .. } | CcKind::Prague { .. })
     }
 }
 
