@@ -575,11 +575,14 @@ pub struct Queue {
     disc: Disc,
     stats: QueueStats,
     last_change: SimTime,
+    /// The discipline's occupancy (packets, bytes) after its last enqueue or dequeue, read
+    /// without a dispatch on every packet's way through the link.
+    len: (u32, u64),
 }
 
 impl Queue {
     pub fn new(disc: Disc) -> Queue {
-        Queue { disc, stats: QueueStats::default(), last_change: 0 }
+        Queue { disc, stats: QueueStats::default(), last_change: 0, len: (0, 0) }
     }
 
     /// The queue `cfg` configures, with hard limits `(pkts, bytes)`, on a link of `rate_bps`;
@@ -595,12 +598,12 @@ impl Queue {
 
     #[inline]
     pub fn len_pkts(&self) -> u32 {
-        self.disc.len_pkts()
+        self.len.0
     }
 
     #[inline]
     pub fn len_bytes(&self) -> u64 {
-        self.disc.len_bytes()
+        self.len.1
     }
 
     #[inline]
@@ -628,8 +631,8 @@ impl Queue {
     #[inline]
     fn advance_area(&mut self, now: SimTime) {
         let dt = (now - self.last_change) as u128;
-        self.stats.area_pkts_ns += self.disc.len_pkts() as u128 * dt;
-        self.stats.area_bytes_ns += self.disc.len_bytes() as u128 * dt;
+        self.stats.area_pkts_ns += self.len.0 as u128 * dt;
+        self.stats.area_bytes_ns += self.len.1 as u128 * dt;
         self.last_change = now;
     }
 
@@ -637,14 +640,18 @@ impl Queue {
     #[inline]
     pub fn enqueue(&mut self, pool: &mut PacketPool, id: PacketId, now: SimTime, dropped: &mut Vec<PacketId>) -> Enqueue {
         self.advance_area(now);
-        self.disc.enqueue(pool, id, now, &mut self.stats, dropped)
+        let e = self.disc.enqueue(pool, id, now, &mut self.stats, dropped);
+        self.len = (self.disc.len_pkts(), self.disc.len_bytes());
+        e
     }
 
     /// Takes the next packet for transmission (see [`QueueDisc::dequeue`]).
     #[inline]
     pub fn dequeue(&mut self, pool: &mut PacketPool, now: SimTime, dropped: &mut Vec<PacketId>) -> Option<(PacketId, bool)> {
         self.advance_area(now);
-        self.disc.dequeue(pool, now, &mut self.stats, dropped)
+        let d = self.disc.dequeue(pool, now, &mut self.stats, dropped);
+        self.len = (self.disc.len_pkts(), self.disc.len_bytes());
+        d
     }
 }
 
