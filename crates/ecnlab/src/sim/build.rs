@@ -32,8 +32,11 @@ impl Simulation {
         let layout = scenario.layout()?;
         let net = build_network(&scenario, &layout, seed);
         let recorded: Vec<(LinkId, String)> = layout.recorded.clone();
-        // Buckets of about an eighth of a full-size packet's time at the fastest recorded link
-        // (the bottleneck): near the typical gap between events, whatever the number of flows.
+        // Buckets of about a full-size packet's time at the fastest recorded link (the
+        // bottleneck), whatever the number of flows: a few events each, and a ring that reaches
+        // past most timers. An eighth of it cost 1.6% more instructions on the RED dumbbell
+        // and 5.4% more on web traffic (more empty buckets to skip, more events parked in the
+        // overflow heap); order does not depend on it.
         let fastest = recorded.iter().map(|(l, _)| net.links[*l as usize].rate_bps).max().unwrap_or(t.access_rate_bps.round() as u64);
         let end = from_secs(scenario.duration_s);
         let rec = Recorder::new(&scenario.metrics, from_secs(scenario.warmup_s), &net, recorded);
@@ -51,7 +54,7 @@ impl Simulation {
             delay_grid: ((t.delay_resolution_us * 1000.0).round() as SimTime).max(1),
             now: 0,
             end,
-            events: EventQueue::with_bucket_width(tx_time(1500, fastest) / 8),
+            events: EventQueue::with_bucket_width(tx_time(1500, fastest)),
             n_events: 0,
             pool: PacketPool::new(),
             net,
