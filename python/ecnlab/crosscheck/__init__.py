@@ -9,30 +9,9 @@ the field (:class:`Untranslatable`). docs/validation.md has the validation suite
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    from .compare import Comparison, Row, compare, measures, relative_difference
-    from .run import Crosscheck, Ns2Error, Ns2NotFound, crosscheck_ns2, find_ns, run_ns2
-    from .translate import BulkFlow, Translation, Untranslatable, check, translate
-
-# The names load their modules on first use (PEP 562), so that the command line, which
-# registers the `crosscheck` commands, does not import pyarrow.compute and pandas for them.
-_LAZY = {
-    **dict.fromkeys(["Comparison", "Row", "compare", "measures", "relative_difference"], ".compare"),
-    **dict.fromkeys(["Crosscheck", "Ns2Error", "Ns2NotFound", "crosscheck_ns2", "find_ns", "run_ns2"], ".run"),
-    **dict.fromkeys(["BulkFlow", "Translation", "Untranslatable", "check", "translate"], ".translate"),
-}
-
-
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(module, __name__), name)
-    globals()[name] = value
-    return value
+from .compare import Comparison, Row, compare, measures, relative_difference
+from .run import Crosscheck, Ns2Error, Ns2NotFound, crosscheck_ns2, find_ns, run_ns2
+from .translate import BulkFlow, Translation, Untranslatable, check, translate
 
 __all__ = [
     "BulkFlow",
