@@ -218,7 +218,7 @@ impl<T: Copy> EventQueue<T> {
     }
 
     /// Schedules `payload` at `time`, which must not be before the last event popped.
-    #[inline]
+    #[inline(always)]
     pub fn push(&mut self, time: SimTime, payload: T) {
         let seq = self.seq;
         self.seq += 1;
@@ -233,7 +233,7 @@ impl<T: Copy> EventQueue<T> {
 
     /// Puts an entry into its bucket's list, which is kept sorted, so that the earliest entry
     /// of a bucket is its head.
-    #[inline]
+    #[inline(always)]
     fn insert(&mut self, bucket: u64, time: SimTime, seq: u64, payload: T) {
         let slot = bucket as usize & (BUCKETS - 1);
         let (mut prev, mut next) = (NIL, self.heads[slot]);
@@ -303,7 +303,7 @@ impl<T: Copy> EventQueue<T> {
     }
 
     /// Time of the earliest pending event.
-    #[inline]
+    #[inline(always)]
     pub fn peek_time(&mut self) -> Option<SimTime> {
         let bucket = match self.found {
             Some(b) => b,
@@ -336,7 +336,7 @@ impl<T: Copy> EventQueue<T> {
         Some(bucket)
     }
 
-    #[inline]
+    #[inline(always)]
     pub fn pop(&mut self) -> Option<(SimTime, T)> {
         self.peek_time()?;
         let bucket = self.found.expect("found");

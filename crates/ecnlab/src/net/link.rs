@@ -87,6 +87,7 @@ impl Link {
     /// Offers a packet to the link and says what became of it and what to do next. A packet
     /// that is dropped or lost is not freed: the caller accounts for it and frees it, as it
     /// does for packets an AQM drops at dequeue (appended to `dropped`).
+    #[inline]
     pub fn send(
         &mut self,
         pool: &mut PacketPool,
@@ -117,6 +118,7 @@ impl Link {
     }
 
     /// Takes the next packet from the queue, if any, and starts serializing it at `now`.
+    #[inline]
     fn start_next(&mut self, pool: &mut PacketPool, now: SimTime, dropped: &mut Vec<PacketId>) -> LinkWake {
         let Some((id, marked_at_dequeue)) = self.queue.dequeue(pool, now, dropped) else {
             // The queue found itself empty and told its AQM the link is idle from now.
