@@ -11,7 +11,6 @@ from pathlib import Path
 from typing import Any
 
 import ecnlab
-import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from conftest import assert_tables_identical
@@ -127,20 +126,29 @@ def test_force_keeps_a_foreign_manifest(small_result: ecnlab.Result, tmp_path: P
     assert (out / "manifest.json").read_text() == '{"name": "somebody else"}'
 
 
+@pytest.mark.parametrize("writer", ["native", "pyarrow"])
 def test_interrupted_write_leaves_nothing(
-    small_result: ecnlab.Result, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    small_result: ecnlab.Result, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, writer: str
 ) -> None:
-    # Fault injection: Ctrl-C while the third table is being written.
-    real_write = pq.write_table
+    # Fault injection: Ctrl-C while the third table is being written, by the core's writer
+    # (a run's own tables) or pyarrow's (tables made in Python).
+    if writer == "pyarrow":
+        small_result = ecnlab.Result(
+            small_result.tables, small_result.summary, small_result.scenario, small_result.seed
+        )
+        assert small_result.native_tables() is None
+    real_write = store._write_table
     calls: list[Path] = []
 
-    def write_table(table: pa.Table, where: Path, **kwargs: Any) -> None:
+    def write_table(result: ecnlab.Result, native: Any, name: str, where: Path) -> int:
         calls.append(where)
+        assert (native is None) == (writer == "pyarrow")
+        rows = real_write(result, native, name, where)
         if len(calls) == 3:
-            raise KeyboardInterrupt
-        real_write(table, where, **kwargs)
+            raise KeyboardInterrupt  # the file is there, the run is not
+        return rows
 
-    monkeypatch.setattr(store.pq, "write_table", write_table)
+    monkeypatch.setattr(store, "_write_table", write_table)
     out = tmp_path / "run"
     with pytest.raises(KeyboardInterrupt):
         write_run(small_result, out)
@@ -148,11 +156,11 @@ def test_interrupted_write_leaves_nothing(
     assert list(tmp_path.iterdir()) == []
 
     # The same while replacing: the old run stays intact.
-    monkeypatch.setattr(store.pq, "write_table", real_write)
+    monkeypatch.setattr(store, "_write_table", real_write)
     write_run(small_result, out)
     manifest = (out / "manifest.json").read_bytes()
     calls.clear()
-    monkeypatch.setattr(store.pq, "write_table", write_table)
+    monkeypatch.setattr(store, "_write_table", write_table)
     with pytest.raises(KeyboardInterrupt):
         write_run(small_result, out, force=True)
     assert (out / "manifest.json").read_bytes() == manifest

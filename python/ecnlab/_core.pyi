@@ -60,6 +60,25 @@ def hold_benchmark(pending: int, events: int, seed: int) -> tuple[float, int]:
         ValueError: ``pending`` is 0.
     """
 
+def write_parquet(path: str, columns: dict[str, Any]) -> tuple[int, int]:
+    """Write one result table to ``path`` as a Parquet file, with the GIL released.
+
+    ``columns`` is one table of :meth:`Simulation.results` (column name to ``(dtype, bytes)``
+    or ``("dict", dictionary, codes)``, in order). The file reads back with pyarrow as the
+    file ``pyarrow.parquet.write_table`` writes for the table :func:`ecnlab._result.
+    tables_from_native` makes of it (same schema, same values; Snappy pages), so storing a
+    run needs no pyarrow. The caller syncs the file.
+
+    Returns:
+        ``(rows, bytes)``: the table's row count and the file's size.
+
+    Raises:
+        ValueError: malformed columns (unknown dtype, a buffer that is not a whole number of
+            values, columns of different lengths, a string code outside its dictionary, or no
+            column at all).
+        OSError: the file cannot be written.
+    """
+
 class Simulation:
     """One simulation run of one scenario with one seed.
 

@@ -7,14 +7,11 @@ import hashlib
 import json
 import sys
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Union
-
-import pyarrow as pa
-import pyarrow.compute as pc
 
 if TYPE_CHECKING:
     import pandas as pd
+    import pyarrow as pa
 
 __all__ = ["TABLES", "Result", "run_id", "tables_from_native"]
 
@@ -30,18 +27,13 @@ TABLES = (
 )
 """The tables every run returns (``docs/results.md``), in their usual order."""
 
-# dtype tag from the native module -> (arrow type, bytes per value)
-_FIXED_WIDTH: dict[str, tuple[pa.DataType, int]] = {
-    "f64": (pa.float64(), 8),
-    "i64": (pa.int64(), 8),
-    "u64": (pa.uint64(), 8),
-    "bool": (pa.uint8(), 1),  # one byte per value; cast to bit-packed bool below
-}
+# dtype tag from the native module -> bytes per value (the arrow types: _arrow_type)
+_WIDTH = {"f64": 8, "i64": 8, "u64": 8, "bool": 1}
 
 NativeColumn = Union[tuple[str, bytes], tuple[str, list[str], bytes]]
+NativeTables = Mapping[str, Mapping[str, NativeColumn]]
 
 
-@dataclass(frozen=True, eq=False)
 class Result:
     """Everything a run produced.
 
@@ -52,22 +44,106 @@ class Result:
         seed: the run seed.
 
     Each table is also an attribute: ``result.exchanges``, ``result.flows``...
+
+    A result of :func:`ecnlab.run` keeps the core's columns and makes the pyarrow tables on
+    first access (importing pyarrow then), so a run that is only stored
+    (:func:`ecnlab.write_run` writes the core's columns as Parquet natively) never loads
+    pyarrow. The result is immutable: its attributes cannot be reassigned.
     """
 
-    tables: dict[str, pa.Table]
+    tables: dict[str, pa.Table]  # a property below; declared for type checkers
     summary: dict[str, Any]
     scenario: dict[str, Any]
     seed: int
 
+    def __init__(
+        self,
+        tables: dict[str, pa.Table],
+        summary: dict[str, Any],
+        scenario: dict[str, Any],
+        seed: int,
+    ) -> None:
+        self._set(tables=tables, summary=summary, scenario=scenario, seed=seed, native=None)
+
+    @classmethod
+    def from_native(
+        cls, native: NativeTables, summary: dict[str, Any], scenario: dict[str, Any], seed: int
+    ) -> Result:
+        """A result holding the core's columns (:meth:`ecnlab._core.Simulation.results`);
+        the pyarrow tables are made when first used. The columns are checked now (the same
+        checks as :func:`tables_from_native`), without pyarrow."""
+        for name, columns in native.items():
+            _native_rows(name, columns)
+        result = cls.__new__(cls)
+        result._set(tables=None, summary=summary, scenario=scenario, seed=seed, native=native)
+        return result
+
+    def _set(self, **values: Any) -> None:
+        d = self.__dict__
+        d["summary"] = values["summary"]
+        d["scenario"] = values["scenario"]
+        d["seed"] = values["seed"]
+        d["_tables"] = values["tables"]
+        d["_native"] = values["native"]
+        # The tables as converted from the native columns, to tell whether they are still
+        # the run's own when the result is stored (see native_tables).
+        d["_converted"] = None
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError(f"{type(self).__name__} is immutable: cannot set {name!r}")
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError(f"{type(self).__name__} is immutable: cannot delete {name!r}")
+
+    @property  # type: ignore[no-redef]
+    def tables(self) -> dict[str, pa.Table]:
+        """Table name to pyarrow Table (made from the core's columns on first access)."""
+        d = self.__dict__
+        if d["_tables"] is None:
+            d["_tables"] = tables_from_native(d["_native"])
+            d["_converted"] = dict(d["_tables"])
+        return d["_tables"]  # type: ignore[no-any-return]
+
+    @property
+    def table_names(self) -> list[str]:
+        """The names of the tables, in order, without making the tables."""
+        d = self.__dict__
+        return list(d["_native"] if d["_tables"] is None else d["_tables"])
+
+    def native_tables(self) -> NativeTables | None:
+        """The core's columns of each table when the result still holds them and its
+        ``tables`` (if made) are the ones converted from them, unchanged; else None."""
+        d = self.__dict__
+        native = d["_native"]
+        if native is None or d["_tables"] is None:
+            return native  # type: ignore[no-any-return]
+        converted, tables = d["_converted"], d["_tables"]
+        if tables.keys() != converted.keys() or any(tables[k] is not converted[k] for k in tables):
+            return None
+        return native  # type: ignore[no-any-return]
+
+    def num_rows(self, name: str) -> int:
+        """The row count of table ``name``, without making the tables."""
+        d = self.__dict__
+        if d["_tables"] is None:
+            return _native_rows(name, d["_native"][name])
+        return int(d["_tables"][name].num_rows)
+
     def __getattr__(self, name: str) -> pa.Table:
         # Only called when normal lookup fails: expose tables as attributes.
-        tables = self.__dict__.get("tables")
-        if tables is not None and name in tables:
-            return tables[name]
+        d = self.__dict__
+        if not name.startswith("_") and "_tables" in d and name in self.table_names:
+            return self.tables[name]
         raise AttributeError(f"{type(self).__name__!r} has no attribute or table {name!r}")
 
     def __dir__(self) -> list[str]:
-        return sorted(set(super().__dir__()) | set(self.tables))
+        return sorted(set(super().__dir__()) | set(self.table_names))
+
+    def __getstate__(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
 
     # Explicit properties for the documented tables, for type checkers and completion.
     @property
@@ -124,7 +200,7 @@ class Result:
         return table.to_pandas()
 
     def __repr__(self) -> str:
-        rows = ", ".join(f"{k}={v.num_rows}" for k, v in self.tables.items())
+        rows = ", ".join(f"{k}={self.num_rows(k)}" for k in self.table_names)
         name = self.scenario.get("name", "?")
         return f"Result(scenario={name!r}, seed={self.seed}, rows: {rows})"
 
@@ -141,9 +217,7 @@ def run_id(scenario: Mapping[str, Any], seed: int) -> str:
     return hashlib.sha256(canonical.encode()).hexdigest()[:16]
 
 
-def tables_from_native(
-    native: Mapping[str, Mapping[str, NativeColumn]],
-) -> dict[str, pa.Table]:
+def tables_from_native(native: NativeTables) -> dict[str, pa.Table]:
     """Convert :meth:`ecnlab._core.Simulation.results` output to pyarrow tables.
 
     Fixed-width columns are wrapped without a copy of the values (bools are bit-packed).
@@ -156,36 +230,73 @@ def tables_from_native(
     return {name: _table(name, columns) for name, columns in native.items()}
 
 
-def _table(name: str, columns: Mapping[str, NativeColumn]) -> pa.Table:
-    arrays = {col: _column(name, col, data) for col, data in columns.items()}
-    lengths = {col: len(a) for col, a in arrays.items()}
+def native_column_values(data: NativeColumn) -> Any:
+    """The values of a fixed-width native column as a Python sequence (``array.array`` of
+    float or int; bytes of 0/1 for bools), without pyarrow."""
+    dtype, raw = data[0], data[-1]
+    if dtype == "bool":
+        return raw
+    if sys.byteorder != "little":  # pragma: no cover - no big-endian CI
+        raise RuntimeError("ecnlab result conversion assumes a little-endian host")
+    codes = {"f64": "d", "i64": "q", "u64": "Q"}
+    if dtype not in codes:
+        raise ValueError(f"not a fixed-width numeric column: {dtype!r}")
+    return array.array(codes[dtype], raw)
+
+
+def _native_rows(table: str, columns: Mapping[str, NativeColumn]) -> int:
+    """The row count of a native table, checking its columns' shapes (no pyarrow)."""
+    lengths = {col: _native_length(table, col, data) for col, data in columns.items()}
     if len(set(lengths.values())) > 1:
-        raise RuntimeError(f"native table {name!r} has columns of different lengths: {lengths}")
-    if not arrays:
-        return pa.table({})
-    return pa.table(arrays)
+        raise RuntimeError(f"native table {table!r} has columns of different lengths: {lengths}")
+    return next(iter(lengths.values()), 0)
 
 
-def _column(table: str, col: str, data: NativeColumn) -> pa.Array:
+def _native_length(table: str, col: str, data: NativeColumn) -> int:
     if isinstance(data, tuple) and len(data) == 3 and data[0] == "dict":
-        return _strings(table, col, data[1], data[2])
+        raw = data[2]
+        if len(raw) % 4:
+            raise RuntimeError(
+                f"native column {table}.{col}: {len(raw)} code bytes is not a multiple of 4"
+            )
+        return len(raw) // 4
     if not (isinstance(data, tuple) and len(data) == 2):
         raise RuntimeError(
             f"native column {table}.{col}: expected (dtype, bytes) or "
             f"('dict', list[str], codes), got {type(data).__name__}"
         )
     dtype, raw = data
-    try:
-        arrow_type, width = _FIXED_WIDTH[dtype]
-    except KeyError:
-        raise RuntimeError(f"native column {table}.{col}: unknown dtype {dtype!r}") from None
-    if len(raw) % width:
+    if dtype not in _WIDTH:
+        raise RuntimeError(f"native column {table}.{col}: unknown dtype {dtype!r}")
+    if len(raw) % _WIDTH[dtype]:
         raise RuntimeError(
             f"native column {table}.{col}: {len(raw)} bytes is not a whole number of {dtype} values"
         )
-    if width > 1 and sys.byteorder != "little":  # pragma: no cover - no big-endian CI
+    return len(raw) // _WIDTH[dtype]
+
+
+def _table(name: str, columns: Mapping[str, NativeColumn]) -> pa.Table:
+    import pyarrow as pa
+
+    _native_rows(name, columns)  # shapes first: a clear error before any conversion
+    arrays = {col: _column(name, col, data) for col, data in columns.items()}
+    if not arrays:
+        return pa.table({})
+    return pa.table(arrays)
+
+
+def _column(table: str, col: str, data: NativeColumn) -> pa.Array:
+    import pyarrow as pa
+
+    if data[0] == "dict":
+        return _strings(table, col, data[1], data[2])  # type: ignore[misc]
+    dtype, raw = data
+    if sys.byteorder != "little":  # pragma: no cover - no big-endian CI
         raise RuntimeError("ecnlab result conversion assumes a little-endian host")
-    array = pa.Array.from_buffers(arrow_type, len(raw) // width, [None, pa.py_buffer(raw)])
+    # bools: one byte per value, cast to bit-packed bool below
+    arrow_type = {"f64": pa.float64(), "i64": pa.int64(), "u64": pa.uint64(), "bool": pa.uint8()}
+    width = _WIDTH[dtype]
+    array = pa.Array.from_buffers(arrow_type[dtype], len(raw) // width, [None, pa.py_buffer(raw)])
     if dtype == "bool":
         array = array.cast(pa.bool_())
     return array
@@ -194,10 +305,9 @@ def _column(table: str, col: str, data: NativeColumn) -> pa.Array:
 def _strings(table: str, col: str, dictionary: list[str], raw: bytes) -> pa.Array:
     """A dictionary-encoded string column, decoded to plain strings by Arrow (no Python str
     per row)."""
-    if len(raw) % 4:
-        raise RuntimeError(
-            f"native column {table}.{col}: {len(raw)} code bytes is not a multiple of 4"
-        )
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
     codes = pa.Array.from_buffers(pa.uint32(), len(raw) // 4, [None, pa.py_buffer(raw)])
     if len(codes) and pc.max(codes).as_py() >= len(dictionary):
         raise RuntimeError(f"native column {table}.{col}: a code is outside its dictionary")
@@ -208,6 +318,8 @@ def _strings(table: str, col: str, dictionary: list[str], raw: bytes) -> pa.Arra
 def _string_array(values: list[str]) -> pa.Array:
     """A string array built from its buffers: ``pa.array`` on Python objects would import
     pandas (0.25 s) to check whether they are pandas objects."""
+    import pyarrow as pa
+
     data = [v.encode("utf-8") for v in values]
     offsets = array.array("i", [0])
     for d in data:

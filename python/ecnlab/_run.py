@@ -22,7 +22,7 @@ from rich.progress import (
 )
 
 from . import _core
-from ._result import Result, tables_from_native
+from ._result import Result
 from ._scenario import ScenarioSource, load_scenario, scenario_json
 
 __all__ = ["available_memory", "memory_budget_bytes", "parse_bytes", "run"]
@@ -107,12 +107,8 @@ def run(
         # On Ctrl-C or an error nothing of this run survives: no partial result escapes.
         del sim
     summary["wall_s"] = wall_s
-    return Result(
-        tables=tables_from_native(native),
-        summary=summary,
-        scenario=normalized,
-        seed=seed,
-    )
+    # The pyarrow tables are made when first used: storing the run needs none (issue 21).
+    return Result.from_native(native, summary=summary, scenario=normalized, seed=seed)
 
 
 def available_memory() -> float | None:

@@ -10,6 +10,7 @@ run time, so they are spelled in a form Python 3.9 can evaluate (``Optional``, n
 """
 # ruff: noqa: FA100
 
+import itertools
 import json
 import math
 from pathlib import Path
@@ -23,7 +24,7 @@ from . import _core
 from ._cli_common import EXIT_FAILED, EXIT_INTERRUPTED, command_group, err_console, out_console
 from ._cli_common import fail as _fail
 from ._cli_common import reported
-from ._result import Result
+from ._result import Result, native_column_values
 from ._run import run as run_scenario
 from ._scenario import load_scenario, scenario_json
 from .crosscheck.cli import crosscheck_app
@@ -504,8 +505,29 @@ def summary_table(result: Result, written: Optional[Path] = None) -> Table:
 
 
 def median_response_time(result: Result) -> float:
-    """Median response time of the completed exchanges in the window (NaN if none)."""
+    """Median response time of the completed exchanges in the window (NaN if none).
+
+    As ``pyarrow.compute.quantile(q=0.5)`` (linear interpolation; NaN and nulls ignored),
+    from the core's columns when the result still holds them, so ``ecnlab run`` needs no
+    pyarrow for its summary."""
+    native = result.native_tables()
+    if native is not None:
+        ex = native.get("exchanges")
+        if ex is None or "response_time_s" not in ex:
+            return math.nan
+        values = native_column_values(ex["response_time_s"])
+        if "completed" in ex:
+            values = itertools.compress(values, native_column_values(ex["completed"]))
+        times = sorted(t for t in values if not math.isnan(t))
+        if not times:
+            return math.nan
+        position = (len(times) - 1) * 0.5
+        low = int(position)
+        if low == position:
+            return float(times[low])
+        return float(times[low] + (times[low + 1] - times[low]) * (position - low))
     import pyarrow.compute as pc
+
     ex = result.tables.get("exchanges")
     if ex is None or ex.num_rows == 0 or "response_time_s" not in ex.column_names:
         return math.nan

@@ -26,19 +26,20 @@ import re
 import shutil
 import uuid
 import warnings
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Union
-
-import pyarrow as pa
-import pyarrow.parquet as pq
 
 from . import _core
 from ._result import Result
 
 if TYPE_CHECKING:
     import duckdb
+    import pyarrow as pa
+
+# pyarrow is imported where a function needs it, not here: storing a run of ecnlab.run
+# writes its tables natively (_core.write_parquet), so `ecnlab run` never loads pyarrow.
 
 try:
     import fcntl
@@ -153,6 +154,9 @@ def read_run(run_dir: PathLike) -> Result:
     if problems:
         raise CorruptRunError(f"{path}: damaged run: {'; '.join(problems)}")
     manifest = _read_manifest(path)
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
     tables: dict[str, pa.Table] = {}
     for name, entry in manifest["tables"].items():
         try:
@@ -170,12 +174,15 @@ def read_run(run_dir: PathLike) -> Result:
 
 def _write_contents(result: Result, folder: Path) -> None:
     tables: dict[str, dict[str, Any]] = {}
-    for name, table in result.tables.items():
+    # A run's own tables are written by the core from its columns (no pyarrow); tables made
+    # or changed in Python by pyarrow. Both read back alike (tests/test_native_parquet.py).
+    native = result.native_tables()
+    for name in result.table_names:
         file = f"{name}.parquet"
-        pq.write_table(table, folder / file)
+        rows = _write_table(result, None if native is None else native[name], name, folder / file)
         _fsync_file(folder / file)
         size, digest = _digest(folder / file)
-        tables[name] = {"file": file, "rows": table.num_rows, "bytes": size, "sha256": digest}
+        tables[name] = {"file": file, "rows": rows, "bytes": size, "sha256": digest}
     summary = {k: _json_number(v) for k, v in result.summary.items()}
     manifest = {
         "format": FORMAT,
@@ -197,6 +204,21 @@ def _write_contents(result: Result, folder: Path) -> None:
         f.write("\n")
         f.flush()
         os.fsync(f.fileno())
+
+
+def _write_table(
+    result: Result, native: Mapping[str, Any] | None, name: str, path: Path
+) -> int:
+    """Write table ``name`` to ``path``: from the core's columns (``native``) by the core,
+    else the pyarrow table by pyarrow. Returns the row count."""
+    if native is not None:
+        rows, _ = _core.write_parquet(str(path), dict(native))
+        return int(rows)
+    import pyarrow.parquet as pq
+
+    table = result.tables[name]
+    pq.write_table(table, path)
+    return int(table.num_rows)
 
 
 def _json_number(value: Any) -> Any:
@@ -436,6 +458,9 @@ def run_problems(run_dir: PathLike, *, run_id: str | None = None) -> list[str]:
 
 
 def _legacy_table_problems(file: Path, rows: int) -> list[str]:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
     try:
         found = pq.read_table(file).num_rows
     except (OSError, pa.ArrowException) as e:
@@ -789,6 +814,8 @@ def open_results(
         CorruptRunError: a run is damaged; the message names every damaged run.
     """
     import duckdb  # loaded when used: it takes 0.1 s to import
+    import pyarrow as pa
+
     root = Path(path)
     single = results_kind(root) == "run"
     sweep_dir = SweepDir(root)
@@ -895,6 +922,8 @@ def _runs_table(
     errors: dict[str, dict[str, Any]],
     axes: list[str],
 ) -> pa.Table:
+    import pyarrow as pa
+
     entries = list(description["runs"]) if description else []
     listed = {e["run_id"] for e in entries}
     # Runs stored here but not (or no longer) in sweep.json still show, without axes.
@@ -953,6 +982,8 @@ def _scenario_value(manifest: dict[str, Any] | None, keys: tuple[str, ...]) -> A
 
 
 def _axes_table(description: dict[str, Any] | None) -> pa.Table:
+    import pyarrow as pa
+
     rows = [
         {
             "axis": a["name"],

@@ -2,7 +2,7 @@
 //! simulation in chunks with the GIL released, hand the result tables over as buffers.
 //! Python owns progress display, storage and everything else (DESIGN decision 8).
 
-use ecnlab::metrics::{Column, Value};
+use ecnlab::metrics::{Column, StrColumn, Table, Value};
 use ecnlab::{Scenario, Simulation as CoreSimulation};
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
@@ -54,6 +54,72 @@ fn hold_benchmark(py: Python<'_>, pending: usize, events: u64, seed: u64) -> PyR
     }
     let h = py.detach(move || ecnlab::engine::bench::hold_benchmark(pending, events, seed));
     Ok((h.seconds, h.checksum))
+}
+
+/// Writes one result table to `path` as a Parquet file (`ecnlab::metrics::parquet`), with the
+/// GIL released; `columns` is one table of `Simulation.results()`: column -> (dtype, bytes) or
+/// ("dict", list[str], codes), in order. Returns (rows, bytes written). The caller syncs and
+/// digests the file. ValueError on malformed columns, OSError when the file cannot be written.
+#[pyfunction]
+fn write_parquet(py: Python<'_>, path: std::path::PathBuf, columns: &Bound<'_, PyDict>) -> PyResult<(usize, u64)> {
+    let mut table = Table::new(&path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default());
+    let mut rows: Option<(String, usize)> = None;
+    for (name, data) in columns.iter() {
+        let name: String = name.extract()?;
+        let col = native_column(&name, &data)?;
+        match &rows {
+            Some((first, n)) if *n != col.len() => {
+                return Err(PyValueError::new_err(format!(
+                    "column {name} has {} rows, column {first} {n}",
+                    col.len()
+                )))
+            }
+            Some(_) => {}
+            None => rows = Some((name.clone(), col.len())),
+        }
+        table.columns.push((name, col));
+    }
+    py.detach(move || -> std::io::Result<(usize, u64)> {
+        // The writer buffers its output itself.
+        let written = ecnlab::metrics::parquet::write_table(&table, std::fs::File::create(&path)?)?;
+        Ok((written.rows, written.bytes))
+    })
+    .map_err(|e| if e.kind() == std::io::ErrorKind::InvalidData { PyValueError::new_err(e.to_string()) } else { e.into() })
+}
+
+/// One column of `Simulation.results()` back into a core column (the bytes are copied).
+fn native_column(name: &str, data: &Bound<'_, PyAny>) -> PyResult<Column> {
+    let bad = |what: &str| PyValueError::new_err(format!("column {name}: {what}"));
+    let tuple = data.cast::<PyTuple>().map_err(|_| bad("expected a tuple"))?;
+    let tag: String = tuple.get_item(0)?.extract()?;
+    if tag == "dict" {
+        if tuple.len() != 3 {
+            return Err(bad("expected ('dict', dictionary, codes)"));
+        }
+        let dictionary: Vec<String> = tuple.get_item(1)?.extract()?;
+        let codes = fixed::<4>(&tuple.get_item(2)?, name)?.map(u32::from_le_bytes).collect();
+        return Ok(Column::Str(StrColumn { dictionary, codes }));
+    }
+    if tuple.len() != 2 {
+        return Err(bad("expected (dtype, bytes)"));
+    }
+    let raw = tuple.get_item(1)?;
+    Ok(match tag.as_str() {
+        "f64" => Column::F64(fixed::<8>(&raw, name)?.map(f64::from_le_bytes).collect()),
+        "i64" => Column::I64(fixed::<8>(&raw, name)?.map(i64::from_le_bytes).collect()),
+        "u64" => Column::U64(fixed::<8>(&raw, name)?.map(u64::from_le_bytes).collect()),
+        "bool" => Column::Bool(fixed::<1>(&raw, name)?.map(|[b]| b != 0).collect()),
+        other => return Err(bad(&format!("unknown dtype {other:?}"))),
+    })
+}
+
+/// The values of a little-endian buffer of `N`-byte values.
+fn fixed<'a, const N: usize>(raw: &'a Bound<'_, PyAny>, name: &str) -> PyResult<impl Iterator<Item = [u8; N]> + 'a> {
+    let bytes = raw.cast::<PyBytes>().map_err(|_| PyValueError::new_err(format!("column {name}: expected bytes")))?.as_bytes();
+    if bytes.len() % N != 0 {
+        return Err(PyValueError::new_err(format!("column {name}: {} bytes is not a whole number of {N}-byte values", bytes.len())));
+    }
+    Ok(bytes.chunks_exact(N).map(|c| c.try_into().expect("chunks of N bytes")))
 }
 
 #[pyclass(module = "ecnlab._core")]
@@ -167,6 +233,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(estimate, m)?)?;
     m.add_function(wrap_pyfunction!(check_budget, m)?)?;
     m.add_function(wrap_pyfunction!(hold_benchmark, m)?)?;
+    m.add_function(wrap_pyfunction!(write_parquet, m)?)?;
     m.add_class::<Simulation>()?;
     Ok(())
 }

@@ -16,8 +16,10 @@ from typing import Any
 
 from . import buffer_sizing as _buffer
 from . import throughput as _tput
-from .mxm1 import DEFAULT_MSS, BurstModel
-from .sizes import size_distribution
+from .throughput import DEFAULT_MSS
+
+# .mxm1 and .sizes (numpy) load in mx_m_1: importing the package (ecnlab's CLI registers the
+# model commands) must not cost every command numpy.
 
 __all__ = ["buffer", "mx_m_1", "tcp_throughput"]
 
@@ -37,6 +39,9 @@ def mx_m_1(
     ``sizes``: ``web`` or ``general`` flow-size distribution (workloads spec 3.1, 3.2), unless
     ``flow_segments`` makes every flow that many segments (seed 000 Figure 7).
     """
+    from .mxm1 import BurstModel
+    from .sizes import size_distribution
+
     if not capacity_mbps > 0:
         raise ValueError(f"capacity ({capacity_mbps} Mb/s) must be positive")
     if not 0.0 < load < 1.0:

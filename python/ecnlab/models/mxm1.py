@@ -34,6 +34,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from .sizes import SizeDistribution
+from .throughput import DEFAULT_MSS
 
 __all__ = [
     "DEFAULT_PACKET_BYTES",
@@ -49,7 +50,6 @@ __all__ = [
 # Seed 000 footnote 4 (measurements of its reference [27]): advertised receiver windows.
 # kB read as 1024 bytes (TCP windows are powers of two; 64 kB is the unscaled maximum).
 RWND_MIX: tuple[tuple[int, float], ...] = ((8192, 0.20), (16384, 0.35), (65535, 0.45))
-DEFAULT_MSS = 1460
 DEFAULT_PACKET_BYTES = 1500  # MSS + 40 header bytes: the size of a full segment on the wire
 DEFAULT_INITIAL_WINDOW = 2
 

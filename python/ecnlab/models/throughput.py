@@ -26,7 +26,11 @@ from __future__ import annotations
 
 import math
 
-__all__ = ["mathis", "mathis_constant", "pftk"]
+__all__ = ["DEFAULT_MSS", "mathis", "mathis_constant", "pftk"]
+
+DEFAULT_MSS = 1460
+"""The segment size the models assume unless told (bytes); here, with no numpy, so the
+package imports light."""
 
 
 def _check(rtt_s: float, p: float) -> None:

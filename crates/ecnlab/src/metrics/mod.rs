@@ -3,6 +3,9 @@
 //! Columns are plain vectors; the binding hands them to Python as buffers. Table and column
 //! meanings are documented in docs/results.md.
 
+#[cfg(feature = "parquet")]
+pub mod parquet;
+
 /// One column of values. Equality is bitwise for floats (NaN equals NaN), so two runs compare
 /// equal exactly when their output is identical.
 #[derive(Clone, Debug)]
