@@ -41,7 +41,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::pi2::{from_us, is_l4s, validate_controller, Lane, Pi2Controller};
+use super::pi2::{depart, from_us, is_l4s, validate_controller, Lane, Pi2Controller};
 use super::{valid, Action, Context, Discipline, Enqueue, Limits, QueueDisc, QueueStats, QueueView, Reason, Settings, Verdict};
 use crate::config::ConfigError;
 use crate::engine::{Rng, SimTime};
@@ -278,11 +278,7 @@ impl QueueDisc for DualPi2 {
                 self.stats.c_pkts += 1;
                 (if floor { Verdict::Pass } else { self.pi.classic(&mut self.rng) }, self.params.ecn)
             };
-            if matches!(verdict, Verdict::Drop(_)) {
-                self.stats.overload_drops += 1;
-            }
-            let action = verdict.act(ecn, pkt);
-            match stats.departure(pkt.kind, action) {
+            match depart(verdict, ecn, pkt, &mut self.stats.overload_drops, stats) {
                 Some(marked) => return Some((id, marked)),
                 None => dropped.push(id),
             }

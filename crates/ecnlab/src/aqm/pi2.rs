@@ -42,7 +42,7 @@ use super::{valid, Action, Context, Discipline, Enqueue, Limits, QueueDisc, Queu
 use crate::config::{check, ConfigError};
 use crate::engine::time::NS_PER_US;
 use crate::engine::{Rng, SimTime};
-use crate::packet::{Ecn, PacketId, PacketPool};
+use crate::packet::{Ecn, Packet, PacketId, PacketPool};
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
@@ -96,6 +96,16 @@ impl Settings for Pi2Params {
     fn validate(&self, path: &str) -> Result<(), ConfigError> {
         validate_controller(self.target_us, self.t_update_us, self.alpha_hz, self.beta_hz, self.coupling_factor, path)
     }
+}
+
+/// Acts on a dequeued packet's verdict (PI2's and DualPI2's dequeue): counts a drop for
+/// overload in `overload_drops`, then the action in `stats`; `Some(marked)` if the packet goes
+/// to the link.
+pub(crate) fn depart(verdict: Verdict, ecn: bool, pkt: &mut Packet, overload_drops: &mut u64, stats: &mut QueueStats) -> Option<bool> {
+    if matches!(verdict, Verdict::Drop(_)) {
+        *overload_drops += 1;
+    }
+    stats.departure(pkt.kind, verdict.act(ecn, pkt))
 }
 
 /// Microseconds (validated finite, non-negative) to simulator time.
@@ -344,11 +354,7 @@ impl QueueDisc for Pi2 {
             } else {
                 (self.pi.classic(&mut self.rng), self.params.ecn)
             };
-            if matches!(verdict, Verdict::Drop(_)) {
-                self.stats.overload_drops += 1;
-            }
-            let action = verdict.act(ecn, pkt);
-            match stats.departure(pkt.kind, action) {
+            match depart(verdict, ecn, pkt, &mut self.stats.overload_drops, stats) {
                 Some(marked) => return Some((id, marked)),
                 None => dropped.push(id),
             }
