@@ -821,7 +821,7 @@ def verify_cmd(results: ResultsArg) -> None:
 def reproduce(
     study: Annotated[
         str,
-        typer.Argument(help="The study: ecn-plus, heterogeneous, abe or dcn.", show_default=False),
+        typer.Argument(help="The study: ecn-plus, heterogeneous, abe, dcn or l4s.", show_default=False),
     ],
     quick: Annotated[
         bool, typer.Option("--quick", help="Short runs that decide every claim (default).")

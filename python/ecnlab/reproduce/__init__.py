@@ -52,6 +52,7 @@ STUDIES: dict[str, str] = {
     "heterogeneous": ".heterogeneous",
     "dcn": ".dcn",
     "abe": ".abe",
+    "l4s": ".l4s",
 }
 """CLI name -> module (relative to this package) defining ``STUDY``."""
 
