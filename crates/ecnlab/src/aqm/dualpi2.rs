@@ -156,6 +156,13 @@ pub struct DualPi2Stats {
     pub native_marks: u64,
     /// Packets dropped for overload (ECN-capable C packets, and L packets).
     pub overload_drops: u64,
+    /// Packets sent from the L and C queues, and the total time they had queued (ns): a window's
+    /// mean per-packet queuing time is the difference of the totals over the difference of the
+    /// counts (sampled as `l_served_pkts`, `l_sojourn_total_ms` and the C pair).
+    pub l_served: u64,
+    pub l_sojourn: SimTime,
+    pub c_served: u64,
+    pub c_sojourn: SimTime,
 }
 
 #[derive(Debug)]
@@ -254,9 +261,10 @@ impl QueueDisc for DualPi2 {
             };
             let floor = self.len_bytes() < self.params.min_backlog_bytes;
             let pkt = pool.get_mut(id);
+            let waited = now - pkt.enqueued_at;
             let (verdict, ecn) = if from_l {
                 self.stats.l_pkts += 1;
-                let p_native = self.laqm(now - pkt.enqueued_at, l_len);
+                let p_native = self.laqm(waited, l_len);
                 let v = if floor {
                     // Below the floor only the native AQM acts (as Linux's step).
                     if p_native >= 1.0 {
@@ -279,7 +287,14 @@ impl QueueDisc for DualPi2 {
                 (if floor { Verdict::Pass } else { self.pi.classic(&mut self.rng) }, self.params.ecn)
             };
             match depart(verdict, ecn, pkt, &mut self.stats.overload_drops, stats) {
-                Some(marked) => return Some((id, marked)),
+                Some(marked) => {
+                    let s = &mut self.stats;
+                    let (served, sojourn) =
+                        if from_l { (&mut s.l_served, &mut s.l_sojourn) } else { (&mut s.c_served, &mut s.c_sojourn) };
+                    *served += 1;
+                    *sojourn += waited;
+                    return Some((id, marked));
+                }
                 None => dropped.push(id),
             }
         }
@@ -306,6 +321,10 @@ impl QueueDisc for DualPi2 {
         out("p_l", p_l);
         out("l_delay_ms", l_delay as f64 / 1e6);
         out("c_delay_ms", self.c.delay_at(now) as f64 / 1e6);
+        out("l_served_pkts", self.stats.l_served as f64);
+        out("l_sojourn_total_ms", self.stats.l_sojourn as f64 / 1e6);
+        out("c_served_pkts", self.stats.c_served as f64);
+        out("c_sojourn_total_ms", self.stats.c_sojourn as f64 / 1e6);
     }
 }
 
@@ -526,6 +545,16 @@ mod tests {
         assert_eq!(got["p_l"], (2.0 * p).min(1.0));
         assert_eq!(got["c_delay_ms"], 40.0);
         assert_eq!(got["l_delay_ms"], 10.0);
+        assert_eq!((got["l_served_pkts"], got["c_served_pkts"]), (0.0, 0.0));
+        // Both leave: the L packet first (it is within tshift of the C head), after 15 and 45 ms.
+        let out: Vec<_> = (0..2).filter_map(|_| q.dequeue(&mut pool, 45 * MS, &mut Vec::new())).map(|o| o.0).collect();
+        assert_eq!(out, vec![l, c]);
+        let mut got = std::collections::BTreeMap::new();
+        q.sample_aqm(50 * MS, &mut |n, v| {
+            got.insert(n, v);
+        });
+        assert_eq!((got["l_served_pkts"], got["l_sojourn_total_ms"]), (1.0, 15.0));
+        assert_eq!((got["c_served_pkts"], got["c_sojourn_total_ms"]), (1.0, 45.0));
     }
 
     #[test]
