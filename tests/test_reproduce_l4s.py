@@ -93,9 +93,9 @@ def paper_world(**effects: Any) -> dict[str, pd.DataFrame]:
         return {
             "log2_ratio": lr,
             "ratio": 2**lr,
-            "l_delay_ms": e["l_delay"] + noise(0.01) if coupled else math.nan,
+            "l_sojourn_ms": e["l_delay"] + noise(0.01) if coupled else math.nan,
             "l_delay_p99_ms": e["l_p99"] + noise(0.02) if coupled else math.nan,
-            "c_delay_ms": e["c_delay"] + noise(0.2) if coupled else math.nan,
+            "c_sojourn_ms": e["c_delay"] + noise(0.2) if coupled else math.nan,
             "scalable_drops": e["drops"] if coupled else 20.0,
         }
 
@@ -160,7 +160,7 @@ def test_a_run_that_did_not_finish_shows_as_a_seed_without_a_value() -> None:
     frames = paper_world()
     c = frames["coexist"].copy()
     failed = (c["aqm"] == "dualpi2") & (c["seed"] == 3)
-    c.loc[failed, ["log2_ratio", "ratio", "l_delay_ms", "scalable_drops"]] = math.nan
+    c.loc[failed, ["log2_ratio", "ratio", "l_sojourn_ms", "scalable_drops"]] = math.nan
     frames["coexist"] = c  # run_measures keeps a failed run's row, its measures NaN
     for claim in ("coupled-rate-balance", "l-delay-sub-ms", "l-zero-loss", "coupling-gain"):
         rec = CLAIMS[claim].evaluate(frames)
@@ -201,9 +201,13 @@ def test_short_runs_give_every_measure_and_the_report(
     assert (c["rate_mbps"] == 12).all()
     d = c[c["aqm"] == "dualpi2"].iloc[0]
     p = c[c["aqm"] == "pie-ecn"].iloc[0]
-    for col in ("classic_mbps", "scalable_mbps", "l_delay_ms", "l_delay_p99_ms", "c_delay_ms"):
+    cols = ("l_sojourn_ms", "c_sojourn_ms", "l_delay_ms", "l_delay_p99_ms", "c_delay_ms")
+    for col in ("classic_mbps", "scalable_mbps", *cols):
         assert math.isfinite(d[col]) and d[col] >= 0, col
-    assert math.isnan(p["l_delay_ms"])  # one queue: no L queue
+    assert all(math.isnan(p[col]) for col in cols)  # one queue: no L or C queue
+    # The per-packet means are the queues' totals over the window: the C queue's mean delay
+    # lies within the range of its sampled head delays, and above zero with a CUBIC flow.
+    assert 0 < d["c_sojourn_ms"] < 10 * max(d["c_delay_ms"], 1.0)
     # The two flows share 12 Mb/s: their goodputs add up to at most the link.
     assert 0 < d["classic_mbps"] + d["scalable_mbps"] <= 12
     assert d["ratio"] == pytest.approx(d["classic_mbps"] / d["scalable_mbps"])
