@@ -18,7 +18,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from ecnlab.testbed import Testbed, leftover_namespaces
 
 pytestmark = [
@@ -121,7 +120,7 @@ def _gone(pid: int) -> bool:
 
 @pytest.mark.parametrize("error", [None, RuntimeError, KeyboardInterrupt])
 def test_teardown_leaves_no_namespace_interface_or_process(tmp_path, error):
-    links_before = subprocess.run(["ip", "-o", "link"], capture_output=True, text=True).stdout
+    links_before = subprocess.run(["ip", "-o", "link"], capture_output=True, text=True, check=True).stdout
     allowed = Path("/proc/sys/net/ipv4/tcp_allowed_congestion_control").read_text()
     t = Testbed(rate_bps=RATE_BPS, out_dir=tmp_path)
     try:
@@ -136,7 +135,7 @@ def test_teardown_leaves_no_namespace_interface_or_process(tmp_path, error):
         assert error is not None and isinstance(e, error)
     assert leftover_namespaces(t.prefix) == []
     assert all(_gone(p) for p in (router, sleeper, orphan))
-    assert subprocess.run(["ip", "-o", "link"], capture_output=True, text=True).stdout == links_before
+    assert subprocess.run(["ip", "-o", "link"], capture_output=True, text=True, check=True).stdout == links_before
     assert Path("/proc/sys/net/ipv4/tcp_allowed_congestion_control").read_text() == allowed
     # The router stopped on SIGTERM and wrote its final counters.
     assert t.final("down")["type"] == "final"

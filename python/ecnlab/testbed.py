@@ -38,10 +38,11 @@ import subprocess
 import tempfile
 import threading
 import time
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Optional, Sequence
+from typing import Any
 
-__all__ = ["Testbed", "TestbedError", "router_binary", "leftover_namespaces"]
+__all__ = ["Testbed", "TestbedError", "leftover_namespaces", "router_binary"]
 
 _instances = 0
 _REPO = Path(__file__).resolve().parents[2]
@@ -55,7 +56,7 @@ class TestbedError(RuntimeError):
 
 
 def _run(argv: Sequence[str], check: bool = True) -> subprocess.CompletedProcess:
-    r = subprocess.run(list(argv), capture_output=True, text=True)
+    r = subprocess.run(list(argv), capture_output=True, text=True, check=False)
     if check and r.returncode != 0:
         raise TestbedError(f"{' '.join(argv)}: exit {r.returncode}: {r.stderr.strip()}")
     return r
@@ -71,7 +72,7 @@ def router_binary() -> Path:
         r = subprocess.run(
             [cargo, "build", "--release", "-p", "ecnlab-testbed", "--bin", "ecnlab-router",
              "--message-format=json-render-diagnostics"],
-            cwd=_REPO, capture_output=True, text=True,
+            cwd=_REPO, capture_output=True, text=True, check=False,
         )
         if r.returncode != 0:
             raise TestbedError(f"building the router failed:\n{r.stderr[-3000:]}")
@@ -117,19 +118,19 @@ class Testbed:
         clients: int = 1,
         servers: int = 1,
         rate_bps: float = 10e6,
-        up_rate_bps: Optional[float] = None,
+        up_rate_bps: float | None = None,
         delay_ms: float = 0.0,
-        queue: Optional[Mapping[str, Any]] = None,
-        up_queue: Optional[Mapping[str, Any]] = None,
-        pair_delays: Optional[Mapping[tuple[int, int], float]] = None,
+        queue: Mapping[str, Any] | None = None,
+        up_queue: Mapping[str, Any] | None = None,
+        pair_delays: Mapping[tuple[int, int], float] | None = None,
         random_loss: float = 0.0,
         seed: int = 1,
         sample_interval_ms: float = 10.0,
         congestion_control: str = "cubic",
         tcp_ecn: int = 1,
-        sysctls: Optional[Mapping[str, Any]] = None,
-        host_sysctls: Optional[Mapping[str, Mapping[str, Any]]] = None,
-        out_dir: Optional[os.PathLike | str] = None,
+        sysctls: Mapping[str, Any] | None = None,
+        host_sysctls: Mapping[str, Mapping[str, Any]] | None = None,
+        out_dir: os.PathLike | str | None = None,
     ) -> None:
         global _instances
         if clients < 1 or servers < 1 or clients > 250 or servers > 250:
@@ -164,11 +165,11 @@ class Testbed:
             **(sysctls or {}),
         }
         self.host_sysctls = {h: dict(v) for h, v in (host_sysctls or {}).items()}
-        self.router: Optional[subprocess.Popen] = None
+        self.router: subprocess.Popen | None = None
         self._namespaces: list[str] = []
         self._procs: list[subprocess.Popen] = []
         self._old_sigterm: Any = None
-        self._allowed_before: Optional[str] = None
+        self._allowed_before: str | None = None
 
     # -- names -------------------------------------------------------------------------
 
@@ -188,7 +189,7 @@ class Testbed:
 
     # -- life cycle --------------------------------------------------------------------
 
-    def __enter__(self) -> "Testbed":
+    def __enter__(self) -> Testbed:  # noqa: PYI034
         if threading.current_thread() is threading.main_thread():
             # SIGTERM tears down too: raise in the main thread so __exit__ runs.
             self._old_sigterm = signal.signal(signal.SIGTERM, _raise_exit)
@@ -199,7 +200,7 @@ class Testbed:
             raise
         return self
 
-    def __exit__(self, *exc: Any) -> None:
+    def __exit__(self, *exc: object) -> None:
         try:
             self.down()
         finally:
@@ -244,13 +245,13 @@ class Testbed:
         cfg = self.out_dir / "router.json"
         cfg.write_text(json.dumps(self.config, indent=2))
         self.samples_path.unlink(missing_ok=True)
-        stderr = open(self.out_dir / "router.stderr", "w")
         # `ip netns exec` enters the namespace and execs: the child's pid is the router's.
-        self.router = subprocess.Popen(
-            ["ip", "netns", "exec", r, str(binary), "--config", str(cfg), "--out", str(self.samples_path)],
-            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=stderr,
-        )
-        stderr.close()
+        with open(self.out_dir / "router.stderr", "w") as stderr:
+            self.router = subprocess.Popen(
+                ["ip", "netns", "exec", r, str(binary), "--config", str(cfg),
+                 "--out", str(self.samples_path)],
+                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=stderr,
+            )
         deadline = time.monotonic() + 10
         while not self._router_started():
             if self.router.poll() is not None:
@@ -302,7 +303,7 @@ class Testbed:
         errors = []
         try:
             self.stop_router()
-        except Exception as e:  # keep tearing down
+        except Exception as e:  # noqa: BLE001 (keep tearing down, report at the end)
             errors.append(f"router: {e}")
         for p in self._procs:
             if p.poll() is None:
@@ -347,7 +348,7 @@ class Testbed:
         self._procs.append(p)
         return p
 
-    def run(self, host: str, argv: Sequence[str], timeout: Optional[float] = None,
+    def run(self, host: str, argv: Sequence[str], timeout: float | None = None,
             check: bool = True) -> subprocess.CompletedProcess:
         """Runs ``argv`` in host ``host``'s namespace and waits for it."""
         p = self.popen(host, argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
