@@ -13,13 +13,18 @@ import sys
 import time
 
 
-def recv(port: int) -> None:
+def listen(port: int, backlog: int) -> socket.socket:
+    """A listening socket on ``port``; says "ready" on stdout."""
     srv = socket.socket()
     srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     srv.bind(("0.0.0.0", port))
-    srv.listen(1)
+    srv.listen(backlog)
     print("ready", flush=True)
-    conn, _ = srv.accept()
+    return srv
+
+
+def recv(port: int) -> None:
+    conn, _ = listen(port, 1).accept()
     total, points, next_t = 0, [], 0.0
     t0 = time.monotonic()
     buf = bytearray(1 << 16)
@@ -46,11 +51,7 @@ def send(host: str, port: int, seconds: float) -> None:
 
 
 def accept(port: int) -> None:
-    srv = socket.socket()
-    srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    srv.bind(("0.0.0.0", port))
-    srv.listen(16)
-    print("ready", flush=True)
+    srv = listen(port, 16)
     while True:
         conn, _ = srv.accept()
         conn.close()

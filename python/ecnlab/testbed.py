@@ -107,7 +107,8 @@ class Testbed:
     ``sysctls`` adds others (``{"net.ipv4.tcp_rmem": "4096 131072 6291456"}``), and
     ``host_sysctls`` per host (``{"s0": {"net.ipv4.tcp_ecn": 0}}``). The router's output
     (``router.json``, ``router.jsonl``, ``router.stderr``) goes to ``out_dir`` (a temporary
-    directory, kept, when not given).
+    directory, kept, when not given). ``busy_poll_us`` and ``rt_priority`` are the router's
+    ``--busy-poll-us`` and ``--rt-priority`` (docs/testbed.md, timer resolution).
     """
 
     __test__ = False  # not a pytest test class
@@ -131,6 +132,8 @@ class Testbed:
         sysctls: Mapping[str, Any] | None = None,
         host_sysctls: Mapping[str, Mapping[str, Any]] | None = None,
         out_dir: os.PathLike | str | None = None,
+        busy_poll_us: int = 0,
+        rt_priority: int = 0,
     ) -> None:
         global _instances
         if clients < 1 or servers < 1 or clients > 250 or servers > 250:
@@ -165,6 +168,7 @@ class Testbed:
             **(sysctls or {}),
         }
         self.host_sysctls = {h: dict(v) for h, v in (host_sysctls or {}).items()}
+        self.router_flags = ["--busy-poll-us", str(int(busy_poll_us)), "--rt-priority", str(int(rt_priority))]
         self.router: subprocess.Popen | None = None
         self._namespaces: list[str] = []
         self._procs: list[subprocess.Popen] = []
@@ -249,7 +253,7 @@ class Testbed:
         with open(self.out_dir / "router.stderr", "w") as stderr:
             self.router = subprocess.Popen(
                 ["ip", "netns", "exec", r, str(binary), "--config", str(cfg),
-                 "--out", str(self.samples_path)],
+                 "--out", str(self.samples_path), *self.router_flags],
                 stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=stderr,
             )
         deadline = time.monotonic() + 10

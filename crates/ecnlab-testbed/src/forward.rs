@@ -122,6 +122,11 @@ pub struct PathCounters {
     /// Frames handed out to be sent, and their bytes (whole frames).
     pub tx_frames: u64,
     pub tx_bytes: u64,
+    /// How late frames were handed out after they left their delay line (ns): the sum (the
+    /// mean is this over `tx_frames`) and the largest. The I/O loop's timer resolution and
+    /// scheduling show here; the link's own times do not depend on it.
+    pub send_lateness_ns_sum: u64,
+    pub send_lateness_ns_max: u64,
 }
 
 /// One direction's counters and occupancy at a time, as written to the router's output.
@@ -174,8 +179,8 @@ pub struct Path {
     line_of_pair: HashMap<(u32, u32), u16>,
     /// The line of pairs without an entry (base delay only).
     base_line: u16,
-    /// Frames ready to send, in order.
-    ready: VecDeque<PacketId>,
+    /// Frames ready to send, in order, with the time each became ready.
+    ready: VecDeque<(PacketId, SimTime)>,
     dir: Direction,
     /// Latest time seen (arrivals are never stamped earlier).
     now: SimTime,
@@ -227,7 +232,7 @@ impl Path {
             Err(NotIpv4::OtherEtherType(_)) => {
                 let id = self.pool.alloc(packet(frame.len() as u32, Ecn::NotEct, PacketKind::Other, 0, self.dir));
                 self.frames.store(id, frame, self.base_line);
-                self.ready.push_back(id);
+                self.ready.push_back((id, now));
                 self.counters.bypassed += 1;
                 return Arrival::Bypassed;
             }
@@ -266,10 +271,13 @@ impl Path {
     pub fn poll(&mut self, now: SimTime, mut send: impl FnMut(&[u8])) {
         let now = now.max(self.now);
         self.advance(now);
-        while let Some(id) = self.ready.pop_front() {
+        while let Some((id, due)) = self.ready.pop_front() {
             let f = self.frames.get(id);
-            self.counters.tx_frames += 1;
-            self.counters.tx_bytes += f.len() as u64;
+            let c = &mut self.counters;
+            c.tx_frames += 1;
+            c.tx_bytes += f.len() as u64;
+            c.send_lateness_ns_sum += now - due;
+            c.send_lateness_ns_max = c.send_lateness_ns_max.max(now - due);
             send(f);
             self.pool.free(id);
         }
@@ -309,10 +317,10 @@ impl Path {
                     self.on_wake(wake);
                     self.free_dropped();
                 }
-                Some((_, Some(i))) => {
+                Some((t, Some(i))) => {
                     let (id, next) = self.lines[i].line.pop();
                     self.lines[i].next = next;
-                    self.ready.push_back(id);
+                    self.ready.push_back((id, t));
                 }
             }
         }
@@ -459,6 +467,7 @@ mod tests {
         let s = p.snapshot(out.last().unwrap().0);
         assert_eq!((s.delivered_pkts, s.counters.tx_frames, s.enqueued, s.dropped), (1000, 1000, 1000, 0));
         assert_eq!(s.busy_ns, 1_200_000_000);
+        assert_eq!(s.counters.send_lateness_ns_max, 0, "polled exactly at each wake-up");
         assert_eq!(p.packets_inside(), 0, "every slot freed");
     }
 
@@ -477,6 +486,9 @@ mod tests {
         let out = drain(&mut p, 250 * MS);
         assert_eq!(n_out + out.len(), 500);
         assert_eq!(out.last().unwrap().0, 500 * 1_200_000, "back-to-back from time 0");
+        let c = p.snapshot(600 * MS).counters;
+        // Departures due between two arrivals wait for the next one: up to 0.5 ms late.
+        assert!(c.send_lateness_ns_max > 0 && c.send_lateness_ns_max <= MS / 2, "{c:?}");
     }
 
     #[test]
