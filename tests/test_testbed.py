@@ -18,7 +18,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from ecnlab.testbed import Testbed, leftover_namespaces
+from ecnlab.testbed import Testbed, TestbedError, leftover_namespaces
 
 pytestmark = [
     pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0,
@@ -104,6 +104,22 @@ def test_pair_delays_set_the_round_trip_time(tmp_path):
         r = t.run("c0", [sys.executable, TOOL, "connect", t.address("s0"), "5002", "10"], timeout=30)
     rtt_ms = statistics.median(json.loads(r.stdout)) * 1e3
     assert 40.0 <= rtt_ms < 44.0, f"connect took {rtt_ms:.2f} ms"
+
+
+def test_ecn_plus_makes_the_servers_syn_acks_ect(tmp_path):
+    with Testbed(rate_bps=RATE_BPS, tcp_ecn=1, ecn_plus_servers=[0], out_dir=tmp_path) as t:
+        acc = t.popen("s0", [sys.executable, TOOL, "accept", "5003"], stdout=subprocess.PIPE, text=True)
+        assert acc.stdout.readline().strip() == "ready"
+        t.run("c0", [sys.executable, TOOL, "connect", t.address("s0"), "5003", "3"], timeout=30)
+    assert t.final("down")["ect_synacks"] == 3
+    assert t.final("up")["ect_synacks"] == 0, "clients are not ECN+ servers"
+
+
+def test_a_bad_queue_table_is_refused_by_name_and_nothing_is_left(tmp_path):
+    t = Testbed(rate_bps=RATE_BPS, queue={"limit_pkt": 5}, out_dir=tmp_path)
+    with pytest.raises(TestbedError, match="limit_pkt"), t:
+        pass
+    assert leftover_namespaces(t.prefix) == []
 
 
 def _gone(pid: int) -> bool:

@@ -109,6 +109,8 @@ class Testbed:
     (``router.json``, ``router.jsonl``, ``router.stderr``) goes to ``out_dir`` (a temporary
     directory, kept, when not given). ``busy_poll_us`` and ``rt_priority`` are the router's
     ``--busy-poll-us`` and ``--rt-priority`` (docs/testbed.md, timer resolution).
+    ``ecn_plus_servers`` (server indices) emulates ECN+: the router makes those servers'
+    ECN-setup SYN-ACKs ECT(0), which Linux does not send.
     """
 
     __test__ = False  # not a pytest test class
@@ -134,6 +136,7 @@ class Testbed:
         out_dir: os.PathLike | str | None = None,
         busy_poll_us: int = 0,
         rt_priority: int = 0,
+        ecn_plus_servers: Iterable[int] = (),
     ) -> None:
         global _instances
         if clients < 1 or servers < 1 or clients > 250 or servers > 250:
@@ -158,6 +161,8 @@ class Testbed:
                 for (c, s), ms in (pair_delays or {}).items()
             ],
         }
+        if ecn_plus_servers:
+            self.config["ecn_plus_servers"] = [self.address(f"s{j}") for j in ecn_plus_servers]
         if up_rate_bps is not None:
             self.config["up_rate_bps"] = up_rate_bps
         if up_queue is not None:

@@ -41,7 +41,7 @@ fn main() {
     let n: u64 = 2_000_000;
     for (name, q) in queues {
         let queue: QueueConfig = serde_json::from_str(q).unwrap();
-        let cfg = PathConfig { rate_bps: 100_000_000_000, queue, base_delay_ns: 0, pair_delays: Vec::new(), random_loss: 0.0, seed: 1 };
+        let cfg = PathConfig { rate_bps: 100_000_000_000, queue, base_delay_ns: 0, pair_delays: Vec::new(), random_loss: 0.0, seed: 1, ect_synack_sources: Vec::new() };
         let mut p = Path::new(&cfg, Direction::Down);
         // 1500 bytes at 100 Gb/s take 120 ns: one arrival every 133 ns is 90% load.
         let mut sent = 0u64;

@@ -49,6 +49,9 @@ pub struct RouterConfig {
     /// Interval of the queue samples (ms).
     #[serde(default = "default_sample_interval")]
     pub sample_interval_ms: f64,
+    /// ECN+ emulation: servers (dotted IPv4) whose ECN-setup SYN-ACKs the router makes ECT(0).
+    #[serde(default)]
+    pub ecn_plus_servers: Vec<String>,
 }
 
 /// An extra one-way delay between two hosts (dummynet-style per-pair RTT).
@@ -125,6 +128,12 @@ impl RouterConfig {
             pairs.push(((a, b), d));
             pairs.push(((b, a), d));
         }
+        let ect_synack_sources = self
+            .ecn_plus_servers
+            .iter()
+            .enumerate()
+            .map(|(i, a)| address(a, &format!("ecn_plus_servers[{i}]")))
+            .collect::<Result<Vec<_>, _>>()?;
         let path = |rate_bps, queue: QueueConfig, seed| PathConfig {
             rate_bps,
             queue,
@@ -132,6 +141,7 @@ impl RouterConfig {
             pair_delays: pairs.clone(),
             random_loss: self.random_loss,
             seed,
+            ect_synack_sources: ect_synack_sources.clone(),
         };
         Ok((path(up_rate, up_queue, self.seed), path(down_rate, self.queue.clone(), self.seed ^ 0x9e37_79b9_7f4a_7c15)))
     }
@@ -165,5 +175,6 @@ mod tests {
         assert_eq!(bad(r#"{"rate_bps": 1e7, "pairs": [{"a": "10.1", "b": "10.0.0.2", "delay_ms": 1}]}"#), "pairs[0].a");
         assert_eq!(bad(r#"{"rate_bps": 1e7, "queue": {"limit_bytes": 100}}"#), "queue.limit_bytes");
         assert_eq!(bad(r#"{"rate_bps": 1e7, "delay_ms": -1}"#), "delay_ms");
+        assert_eq!(bad(r#"{"rate_bps": 1e7, "ecn_plus_servers": ["10.77.2.1", "x"]}"#), "ecn_plus_servers[1]");
     }
 }

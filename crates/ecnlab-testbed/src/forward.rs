@@ -95,6 +95,10 @@ pub struct PathConfig {
     pub random_loss: f64,
     /// Seed of the discipline's and the loss's random streams.
     pub seed: u64,
+    /// ECN+ emulation: SYN-ACKs from these IPv4 addresses that accept ECN (ECE set, CWR clear,
+    /// RFC 3168 section 6.1.1) and arrive Not-ECT are made ECT(0) before the queue, as a server
+    /// implementing ECN+ (Kuzmanovic 2005; RFC 5562) would send them. Linux servers do not.
+    pub ect_synack_sources: Vec<u32>,
 }
 
 /// A delay line and the time its head leaves.
@@ -119,6 +123,8 @@ pub struct PathCounters {
     pub oversize: u64,
     /// ECT packets whose frame was rewritten to CE.
     pub ce_rewrites: u64,
+    /// SYN-ACKs made ECT(0) by the ECN+ emulation.
+    pub ect_synacks: u64,
     /// Frames handed out to be sent, and their bytes (whole frames).
     pub tx_frames: u64,
     pub tx_bytes: u64,
@@ -184,6 +190,7 @@ pub struct Path {
     dir: Direction,
     /// Latest time seen (arrivals are never stamped earlier).
     now: SimTime,
+    ect_synack_sources: Vec<u32>,
     counters: PathCounters,
 }
 
@@ -214,6 +221,7 @@ impl Path {
             ready: VecDeque::with_capacity(256),
             dir,
             now: 0,
+            ect_synack_sources: cfg.ect_synack_sources.clone(),
             counters: PathCounters::default(),
         }
     }
@@ -244,10 +252,20 @@ impl Path {
         self.counters.ipv4_pkts += 1;
         self.counters.ipv4_bytes += info.total_len as u64;
         let line = self.line_of_pair.get(&(info.src, info.dst)).copied().unwrap_or(self.base_line);
-        let mut p = packet(info.total_len as u32, info.ecn, info.kind(), info.flow_key(), self.dir);
+        let kind = info.kind();
+        let ecn_plus = kind == PacketKind::SynAck
+            && info.ecn == Ecn::NotEct
+            && info.tcp_flags.is_some_and(|f| f & (wire::TCP_ECE | wire::TCP_CWR) == wire::TCP_ECE)
+            && self.ect_synack_sources.contains(&info.src);
+        let ecn = if ecn_plus { Ecn::Ect0 } else { info.ecn };
+        let mut p = packet(info.total_len as u32, ecn, kind, info.flow_key(), self.dir);
         p.payload = info.tcp_payload;
         let id = self.pool.alloc(p);
         self.frames.store(id, frame, line);
+        if ecn_plus {
+            wire::set_ecn(self.frames.get_mut(id), Ecn::Ect0);
+            self.counters.ect_synacks += 1;
+        }
         let (offer, wake) = self.link.send(&mut self.pool, id, now, &mut self.dropped);
         let arrival = match offer {
             Offer::Queued { marked } => {
@@ -421,7 +439,7 @@ mod tests {
     const MS: SimTime = 1_000_000;
 
     fn config(rate_bps: u64, queue: QueueConfig) -> PathConfig {
-        PathConfig { rate_bps, queue, base_delay_ns: 0, pair_delays: Vec::new(), random_loss: 0.0, seed: 1 }
+        PathConfig { rate_bps, queue, base_delay_ns: 0, pair_delays: Vec::new(), random_loss: 0.0, seed: 1, ect_synack_sources: Vec::new() }
     }
 
     fn droptail(limit_pkts: u32) -> QueueConfig {
@@ -599,6 +617,31 @@ mod tests {
         assert_eq!(p.arrive(&vec![0u8; SLOT_BYTES + 1], 0), Arrival::Oversize);
         let s = p.snapshot(0);
         assert_eq!((s.counters.bypassed, s.counters.malformed, s.counters.oversize, s.counters.rx_frames), (1, 1, 1, 6));
+    }
+
+    #[test]
+    fn ecn_plus_makes_chosen_servers_ecn_setup_syn_acks_ect_so_they_are_marked_not_dropped() {
+        // A threshold marker at K = 0 signals every arrival behind a queued packet (the first
+        // of two is in transmission): a Not-ECT SYN-ACK is dropped, an ECN+ one (made ECT(0))
+        // is marked CE instead.
+        let aqm = AqmConfig::Threshold(ThresholdParams { ecn: true, k_pkts: Some(0), ..ThresholdParams::default() });
+        let mut cfg = config(10_000_000, QueueConfig { limit_pkts: Some(100), limit_bytes: None, aqm });
+        cfg.ect_synack_sources = vec![7];
+        let mut p = Path::new(&cfg, Direction::Down);
+        for _ in 0..2 {
+            p.arrive(&tcp_frame(1, 2, 1500, Ecn::NotEct, 0x10), 0);
+        }
+        let synack_ece = 0x12 | 0x40;
+        assert_eq!(p.arrive(&tcp_frame(7, 2, 40, Ecn::NotEct, synack_ece), 0), Arrival::Queued { marked: true }, "ECN+ server");
+        assert_eq!(p.arrive(&tcp_frame(8, 2, 40, Ecn::NotEct, synack_ece), 0), Arrival::Dropped(Reason::Forced), "another server");
+        assert_eq!(p.arrive(&tcp_frame(7, 2, 40, Ecn::NotEct, 0x12), 0), Arrival::Dropped(Reason::Forced), "a SYN-ACK refusing ECN");
+        assert_eq!(p.arrive(&tcp_frame(7, 2, 40, Ecn::NotEct, 0x10), 0), Arrival::Dropped(Reason::Forced), "not a SYN-ACK");
+        let out = drain(&mut p, 0);
+        assert_eq!(out.len(), 3);
+        let synack = &out[2].1;
+        assert_eq!((parse(synack).unwrap().src, parse(synack).unwrap().ecn), (7, Ecn::Ce));
+        assert!(checksum_ok(synack));
+        assert_eq!(p.snapshot(out[2].0).counters.ect_synacks, 1);
     }
 
     #[test]

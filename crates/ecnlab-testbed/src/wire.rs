@@ -13,6 +13,9 @@ pub const ETH_HLEN: usize = 14;
 /// EtherType of IPv4.
 pub const ETHERTYPE_IPV4: u16 = 0x0800;
 const PROTO_TCP: u8 = 6;
+/// TCP flags: ECN-Echo and Congestion Window Reduced (RFC 3168 section 6.1).
+pub const TCP_ECE: u8 = 0x40;
+pub const TCP_CWR: u8 = 0x80;
 const PROTO_UDP: u8 = 17;
 
 /// What the router reads of an IPv4 packet inside a frame.
