@@ -157,6 +157,29 @@ def test_teardown_leaves_no_namespace_interface_or_process(tmp_path, error):
     assert t.final("down")["type"] == "final"
 
 
+HOLDER = """
+import sys, time
+from ecnlab.testbed import Testbed
+with Testbed(rate_bps=10e6, out_dir=sys.argv[1]) as t:
+    t.popen("c0", ["sleep", "1000"])
+    print(t.prefix, t.router.pid, flush=True)
+    time.sleep(1000)
+"""
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_a_signal_to_the_python_process_tears_everything_down(tmp_path, sig):
+    # Ctrl-C (SIGINT) or a kill (SIGTERM) to the process holding a testbed, as a user would.
+    p = subprocess.Popen([sys.executable, "-c", HOLDER, str(tmp_path)], stdout=subprocess.PIPE, text=True)
+    prefix, router = p.stdout.readline().split()
+    assert len(leftover_namespaces(prefix)) == 3
+    p.send_signal(sig)
+    p.wait(timeout=30)
+    assert p.returncode != 0
+    assert leftover_namespaces(prefix) == []
+    assert _gone(int(router))
+
+
 def test_the_router_exits_cleanly_on_sigint(tmp_path):
     with Testbed(rate_bps=RATE_BPS, out_dir=tmp_path) as t:
         t.router.send_signal(signal.SIGINT)

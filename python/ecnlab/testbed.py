@@ -210,9 +210,14 @@ class Testbed:
         return self
 
     def __exit__(self, *exc: object) -> None:
+        # A second Ctrl-C must not cut the teardown short.
+        main = threading.current_thread() is threading.main_thread()
+        old_sigint = signal.signal(signal.SIGINT, signal.SIG_IGN) if main else None
         try:
             self.down()
         finally:
+            if old_sigint is not None:
+                signal.signal(signal.SIGINT, old_sigint)
             if self._old_sigterm is not None:
                 signal.signal(signal.SIGTERM, self._old_sigterm)
                 self._old_sigterm = None
