@@ -96,6 +96,26 @@ def test_not_ect_traffic_is_dropped_by_the_same_red(tmp_path):
     assert final["marked"] == 0 and final["dropped_early"] + final["dropped_forced"] > 0, final
 
 
+@pytest.mark.parametrize("tcp_ecn", [1, 0])
+def test_codel_holds_the_queue_near_its_target(tmp_path, tcp_ecn):
+    # CoDel (target 5 ms) in front of a 1000-packet buffer: one CUBIC flow's standing queue
+    # stays near 5 ms (drop-tail would fill the buffer: 1.2 s), by marks with ECN, drops without.
+    codel = {"kind": "codel", "ecn": True, "target_ms": 5, "interval_ms": 100}
+    with Testbed(rate_bps=RATE_BPS, delay_ms=10, queue={"limit_pkts": 1000, "aqm": codel},
+                 tcp_ecn=tcp_ecn, out_dir=tmp_path) as t:
+        points = bulk(t, 5.0)
+        samples = [s for s in t.samples("down") if s["t_ns"] >= 2e9]
+    final = t.final("down")
+    a, b = samples[0], samples[-1]
+    delay_ms = (b["area_bytes_ns"] - a["area_bytes_ns"]) / (b["t_ns"] - a["t_ns"]) * 8 / RATE_BPS * 1e3
+    assert 1.0 < delay_ms < 10.0, f"mean queueing delay {delay_ms:.2f} ms"
+    signals = final["marked"] if tcp_ecn else final["dropped_early"] + final["dropped_forced"]
+    assert signals > 0 and final["dropped_overflow"] == 0, final
+    assert (final["dropped"] == 0) == bool(tcp_ecn), final
+    assert "sojourn_ms" in b["aqm"], "the discipline's variables are sampled"
+    assert goodput_bps(points) > 0.9 * RATE_BPS * PAYLOAD_FRACTION
+
+
 def test_pair_delays_set_the_round_trip_time(tmp_path):
     # 20 ms extra each way between c0 and s0: connect() takes one RTT, 40 ms plus a little.
     with Testbed(rate_bps=RATE_BPS, pair_delays={(0, 0): 20.0}, out_dir=tmp_path) as t:
