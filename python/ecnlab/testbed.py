@@ -22,9 +22,10 @@ Everything is torn down when the ``with`` block ends, normally, on an exception,
 or on SIGTERM: the router and every process left in the namespaces are killed and the
 namespaces deleted (which deletes their interfaces); nothing is created in the root namespace.
 
-The router binary: ``$ECNLAB_ROUTER`` if set; otherwise, in a source checkout (the
-repository's ``Cargo.toml`` beside ``python/``), ``cargo build --release -p ecnlab-testbed``
-(a no-op when up to date) and the path cargo reports; otherwise ``ecnlab-router`` on ``PATH``.
+The router binary: ``$ECNLAB_ROUTER`` if set; otherwise, in a source checkout (the one this
+module lies in, for an editable install, else the current directory), ``cargo build --release
+-p ecnlab-testbed`` (a no-op when up to date) and the path cargo reports; otherwise
+``ecnlab-router`` on ``PATH``.
 See docs/testbed.md.
 """
 
@@ -62,17 +63,27 @@ def _run(argv: Sequence[str], check: bool = True) -> subprocess.CompletedProcess
     return r
 
 
+def _checkout() -> Path | None:
+    """The source checkout to build the router in: the one this module lies in (an editable
+    install), else the current directory if it is one (a wheel installed from it, as CI does)."""
+    for root in (_REPO, Path.cwd()):
+        if (root / "Cargo.toml").is_file() and (root / "crates" / "ecnlab-testbed").is_dir():
+            return root
+    return None
+
+
 def router_binary() -> Path:
     """The ``ecnlab-router`` executable (built with cargo in a source checkout)."""
     env = os.environ.get("ECNLAB_ROUTER")
     if env:
         return Path(env)
-    if (_REPO / "Cargo.toml").is_file() and (_REPO / "crates" / "ecnlab-testbed").is_dir():
+    root = _checkout()
+    if root is not None:
         cargo = shutil.which("cargo") or str(Path.home() / ".cargo" / "bin" / "cargo")
         r = subprocess.run(
             [cargo, "build", "--release", "-p", "ecnlab-testbed", "--bin", "ecnlab-router",
              "--message-format=json-render-diagnostics"],
-            cwd=_REPO, capture_output=True, text=True, check=False,
+            cwd=root, capture_output=True, text=True, check=False,
         )
         if r.returncode != 0:
             raise TestbedError(f"building the router failed:\n{r.stderr[-3000:]}")
