@@ -142,6 +142,22 @@ def test_a_bad_queue_table_is_refused_by_name_and_nothing_is_left(tmp_path):
     assert leftover_namespaces(t.prefix) == []
 
 
+def test_several_hosts_get_each_pair_its_own_delay(tmp_path):
+    # Two clients, two servers, bridged on each side: extra one-way delays of 30 ms for c0-s1
+    # and 10 ms for c1-s1, none for the pairs with s0. connect() takes one RTT.
+    with Testbed(clients=2, servers=2, pair_delays={(0, 1): 30.0, (1, 1): 10.0}, out_dir=tmp_path) as t:
+        for s in t.servers:
+            acc = t.popen(s, [sys.executable, TOOL, "accept", "5004"], stdout=subprocess.PIPE, text=True)
+            assert acc.stdout.readline().strip() == "ready"
+        rtt_ms = {}
+        for c in t.clients:
+            for s in t.servers:
+                r = t.run(c, [sys.executable, TOOL, "connect", t.address(s), "5004", "3"], timeout=30)
+                rtt_ms[c, s] = statistics.median(json.loads(r.stdout)) * 1e3
+    for (c, s), want in {("c0", "s0"): 0, ("c1", "s0"): 0, ("c0", "s1"): 60, ("c1", "s1"): 20}.items():
+        assert want <= rtt_ms[c, s] < want + 4, f"{c}-{s}: {rtt_ms[c, s]:.2f} ms, want {want}"
+
+
 def _gone(pid: int) -> bool:
     try:
         os.kill(pid, 0)
