@@ -76,7 +76,7 @@ impl QueueConfig {
     }
 
     /// Checks the queue; `segment_bytes` is the largest TCP segment a host sends.
-    fn validate(&self, path: &str, segment_bytes: u64) -> Result<(), ConfigError> {
+    pub fn validate(&self, path: &str, segment_bytes: u64) -> Result<(), ConfigError> {
         self.aqm.validate(&format!("{path}.aqm"))?;
         let (pkts, bytes) = self.effective_limits();
         if let Some(l) = bytes {
