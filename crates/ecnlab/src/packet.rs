@@ -25,17 +25,23 @@ impl Ecn {
     }
 }
 
-/// TCP header flags used by the model.
+/// TCP header flags used by the model, and bits for the options a segment carries.
 pub mod flags {
-    pub const SYN: u8 = 1 << 0;
-    pub const ACK: u8 = 1 << 1;
-    pub const FIN: u8 = 1 << 2;
-    pub const ECE: u8 = 1 << 3;
-    pub const CWR: u8 = 1 << 4;
+    pub const SYN: u16 = 1 << 0;
+    pub const ACK: u16 = 1 << 1;
+    pub const FIN: u16 = 1 << 2;
+    pub const ECE: u16 = 1 << 3;
+    pub const CWR: u16 = 1 << 4;
     /// SACK-permitted option (RFC 2018), on a SYN or SYN-ACK.
-    pub const SACK_PERM: u8 = 1 << 5;
+    pub const SACK_PERM: u16 = 1 << 5;
     /// The segment carries SACK blocks, kept beside it in the [`super::PacketPool`].
-    pub const SACK: u8 = 1 << 6;
+    pub const SACK: u16 = 1 << 6;
+    /// AE, the Accurate ECN flag (RFC 9768 section 3.1.1; the former NS flag of RFC 3540).
+    /// With ECE and CWR it forms the 3-bit ACE field once AccECN is negotiated.
+    pub const AE: u16 = 1 << 7;
+    /// The segment carries an AccECN option (RFC 9768 section 3.2.3), kept beside it in the
+    /// [`super::PacketPool`].
+    pub const ACCECN_OPT: u16 = 1 << 8;
 }
 
 /// What a packet is, for the per-kind statistics every queue keeps (DESIGN, modelling rules).
@@ -106,7 +112,7 @@ pub struct Packet {
     pub size: u32,
     /// Advertised receiver window (bytes).
     pub wnd: u32,
-    pub flags: u8,
+    pub flags: u16,
     pub ecn: Ecn,
     pub kind: PacketKind,
     pub dir: Direction,
@@ -117,7 +123,7 @@ pub struct Packet {
 }
 
 impl Packet {
-    pub fn has(&self, flag: u8) -> bool {
+    pub fn has(&self, flag: u16) -> bool {
         self.flags & flag != 0
     }
 }
@@ -223,5 +229,16 @@ impl PacketPool {
     /// Packets currently allocated (in queues, on links, in delay lines).
     pub fn live(&self) -> usize {
         self.slots.len() - self.free.len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_packet_stays_56_bytes() {
+        // Queues and links hold packets by index, but the slab's footprint per packet is this.
+        assert_eq!(std::mem::size_of::<Packet>(), 56);
     }
 }

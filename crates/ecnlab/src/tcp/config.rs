@@ -9,7 +9,7 @@ use super::dctcp::DctcpParams;
 use super::prague::PragueParams;
 use super::hystart::{HystartDetect, HystartKind, HystartName};
 use super::params::{
-    rfc3390_iw_segments, CcKind, DelayedAckPolicy, EcnMinWindow, EcnPlus, EcnResponse, LossResponse, RtoBackoffEnd, RtoEstimator,
+    rfc3390_iw_segments, CcKind, DelayedAckPolicy, EcnFeedback, EcnMinWindow, EcnPlus, EcnResponse, LossResponse, RtoBackoffEnd, RtoEstimator,
     TcpParams, TimeoutSsthresh,
 };
 use crate::config::{check, non_negative, positive, ConfigError};
@@ -123,6 +123,11 @@ pub struct TcpConfig {
     /// ECN on SYN-ACKs: `off`, `seed` or `rfc5562` (servers send, clients respond).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ecn_plus: Option<EcnPlusName>,
+    /// The ECN feedback asked for (client) or accepted (server): `rfc3168` (default) or
+    /// `accecn` (RFC 9768, falling back to RFC 3168 or to no ECN by the peer's answer); only
+    /// with ECN.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ecn_feedback: Option<EcnFeedback>,
     /// The window reduction on an ECN echo: `rfc3168` (default) or `ns2` (ns-2.35's FullTcp).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ecn_response: Option<EcnResponse>,
@@ -311,6 +316,7 @@ impl TcpConfig {
             iw_one_after_syn_loss: o.iw_one_after_syn_loss.or(self.iw_one_after_syn_loss),
             ecn: o.ecn.or(self.ecn),
             ecn_plus: o.ecn_plus.or(self.ecn_plus),
+            ecn_feedback: o.ecn_feedback.or(self.ecn_feedback),
             ecn_response: o.ecn_response.or(self.ecn_response),
             rto_backoff_end: o.rto_backoff_end.or(self.rto_backoff_end),
             loss_response: o.loss_response.or(self.loss_response),
@@ -470,6 +476,7 @@ impl TcpConfig {
                 EcnPlusName::Seed => EcnPlus::Seed,
                 EcnPlusName::Rfc5562 => EcnPlus::Rfc5562,
             },
+            ecn_feedback: self.ecn_feedback.unwrap_or_default(),
             ecn_response: self.ecn_response.unwrap_or_default(),
             rto_backoff_end: self.rto_backoff_end.unwrap_or_default(),
             loss_response: self.loss_response.unwrap_or_default(),
@@ -522,6 +529,7 @@ impl TcpConfig {
             ecn_plus: Some(self.ecn_plus.unwrap_or_default()),
             // Written only when not the default, so that runs stored before the option existed
             // keep their identity (a run's id hashes its filled scenario).
+            ecn_feedback: self.ecn_feedback.filter(|f| *f != EcnFeedback::Rfc3168),
             ecn_response: self.ecn_response.filter(|r| *r != EcnResponse::Rfc3168),
             rto_backoff_end: self.rto_backoff_end.filter(|r| *r != RtoBackoffEnd::RttSample),
             loss_response: self.loss_response.filter(|r| *r != LossResponse::Rfc5681),
@@ -647,6 +655,11 @@ impl TcpConfig {
             let rule = format!("needs ecn = true (or an ecn_fraction above 0) in {hosts}: it is the codepoint of ECN-capable data");
             check(ecn, &format!("{path}.ect_codepoint"), name, &rule)?;
         }
+        if self.ecn_feedback == Some(EcnFeedback::Accecn) {
+            let path = set_in(&|t| t.ecn_feedback.is_some());
+            let rule = format!("needs ecn = true (or an ecn_fraction above 0) in {hosts}: AccECN is a kind of ECN feedback, negotiated only by hosts with ECN");
+            check(ecn, &format!("{path}.ecn_feedback"), "accecn", &rule)?;
+        }
         if self.ecn_response == Some(EcnResponse::Ns2) {
             let path = set_in(&|t| t.ecn_response.is_some());
             let rule = format!("needs ecn = true (or an ecn_fraction above 0) in {hosts}: it changes only the reaction to ECN echoes");
@@ -720,6 +733,9 @@ impl TcpConfig {
         if self.ecn_response == Some(EcnResponse::Ns2) {
             check(!cubic && !dctcp, &format!("{path}.ecn_response"), "ns2", "ns-2's FullTcp response needs congestion_control = \"newreno\" or \"reno\"")?;
             check(self.abe != Some(true), &format!("{path}.ecn_response"), "ns2", "ns-2's FullTcp response halves the window: it cannot be combined with abe = true")?;
+        }
+        if p.ecn_feedback == EcnFeedback::Accecn && p.ecn_response == EcnResponse::Ns2 {
+            check(false, &format!("{path}.ecn_response"), "ns2", "ns-2's FullTcp response answers RFC 3168's echo: it cannot be combined with ecn_feedback = \"accecn\"")?;
         }
         if self.ecn_min_window == Some(EcnMinWindow::TwoSegments) {
             check(

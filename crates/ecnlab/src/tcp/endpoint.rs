@@ -34,10 +34,10 @@ use super::controller::Controller;
 use super::cubic::Cubic;
 use super::dctcp::Dctcp;
 use super::prague::Prague;
-use super::ecn::{EchoMode, Feedback};
+use super::ecn::{Echo, EchoMode, Feedback};
 use super::hystart::{HystartKind, HystartStats};
 use super::params::{
-    CcKind, DelayedAckPolicy, EcnMinWindow, EcnPlus, EcnResponse, LossResponse, RtoBackoffEnd, RtoEstimator, TcpParams, TimeoutSsthresh,
+    CcKind, DelayedAckPolicy, EcnFeedback, EcnMinWindow, EcnPlus, EcnResponse, LossResponse, RtoBackoffEnd, RtoEstimator, TcpParams, TimeoutSsthresh,
 };
 use super::rtt::RttEstimator;
 use super::rack::{probe_timeout, Rack, Tlp};
@@ -416,6 +416,17 @@ impl Endpoint {
         self.ecn.negotiated
     }
 
+    /// AccECN (RFC 9768) was negotiated.
+    pub fn accecn_negotiated(&self) -> bool {
+        self.ecn.accecn()
+    }
+
+    /// With AccECN: the CE-marked packets the peer has reported so far (s.cep less its initial
+    /// value), and the CE marks this end has received and counted (r.cep less its initial value).
+    pub fn accecn_ce_counts(&self) -> Option<(u64, u64)> {
+        self.ecn.accecn_state().map(|a| (a.s_cep - 5, (a.r_cep - 5) as u64))
+    }
+
     /// DCTCP's estimate of the marked fraction (alpha), for a DCTCP sender.
     pub fn dctcp_alpha(&self) -> Option<f64> {
         self.cc.dctcp_alpha()
@@ -483,8 +494,8 @@ impl Endpoint {
             (TcpState::Listen, true, false) => {
                 self.rcv_nxt = 1;
                 self.peer_wnd = pkt.wnd as u64;
-                // RFC 3168 6.1.1: an ECN-setup SYN has both ECE and CWR.
-                self.ecn.accept_syn(ctx.params.ecn, pkt);
+                // RFC 3168 6.1.1: an ECN-setup SYN has both ECE and CWR; RFC 9768 Table 2.
+                self.ecn.accept_syn(ctx.params.ecn, ctx.params.ecn_feedback == EcnFeedback::Accecn, pkt);
                 self.set_sack(ctx.params.sack && pkt.has(flags::SACK_PERM), ctx.params);
                 self.state = TcpState::SynReceived;
                 self.send_syn(ctx);
@@ -494,6 +505,7 @@ impl Endpoint {
             // A retransmitted SYN: our SYN-ACK was lost or is late; send it again.
             (TcpState::SynReceived, true, false) => {
                 self.stats.handshake_retx += 1;
+                self.ecn.syn_again(pkt);
                 self.rtt_timing = false;
                 self.send_syn(ctx);
             }
@@ -501,27 +513,36 @@ impl Endpoint {
             (TcpState::SynSent, true, true) if pkt.ack == 1 => {
                 self.rcv_nxt = 1;
                 self.peer_wnd = pkt.wnd as u64;
-                // RFC 3168 6.1.1: an ECN-setup SYN-ACK has ECE without CWR.
-                self.ecn.accept_synack(ctx.params.ecn, pkt);
+                // RFC 3168 6.1.1: an ECN-setup SYN-ACK has ECE without CWR; RFC 9768 Table 2.
+                // With AccECN the flush sends a pure ACK in the handshake encoding first.
+                self.ecn.accept_synack(ctx.params.ecn, ctx.params.ecn_feedback == EcnFeedback::Accecn, pkt);
                 self.set_sack(ctx.params.sack && pkt.has(flags::SACK_PERM), ctx.params);
                 self.stats.synack_ce = pkt.ecn == Ecn::Ce;
                 // RFC 5562 3.2: echo a CE-marked SYN-ACK on the ACK (seed 000's client ignores it).
-                if self.stats.synack_ce && self.ecn.negotiated && ctx.params.ecn_plus == EcnPlus::Rfc5562 {
+                // AccECN feeds it back in the ACK's handshake encoding and in its counter.
+                if self.stats.synack_ce && self.ecn.negotiated && !self.ecn.accecn() && ctx.params.ecn_plus == EcnPlus::Rfc5562 {
                     self.ecn.start_echo();
                 }
                 self.handshake_done(ctx);
                 self.ack_now = true;
                 ev.established = true;
             }
-            // A duplicate SYN-ACK: our ACK was lost; acknowledge again.
-            (_, true, true) => self.ack_now = true,
+            // A duplicate SYN-ACK: our ACK was lost; acknowledge again (with AccECN in the
+            // handshake encoding, RFC 9768 3.2.2.1).
+            (_, true, true) => {
+                self.ecn.synack_again(pkt);
+                self.ack_now = true;
+            }
             // Any other SYN is stale.
             (_, true, false) => {}
             (TcpState::Listen | TcpState::SynSent | TcpState::Closed, false, _) => {}
             // ACK of our SYN-ACK (possibly carrying the request) -> ESTABLISHED.
             (TcpState::SynReceived, false, true) if pkt.ack >= 1 => {
+                // RFC 9768 Table 4: a pure ACK carries the SYN-ACK's IP-ECN field.
+                let synack_ce = self.ecn.on_first_ack(pkt);
+                self.ecn.count_arrival(pkt);
                 self.handshake_done(ctx);
-                if self.ecn.echoes(pkt) && ctx.params.ecn_plus == EcnPlus::Rfc5562 {
+                if (self.ecn.echoes(pkt) || synack_ce) && ctx.params.ecn_plus == EcnPlus::Rfc5562 {
                     // RFC 5562 3.2: the SYN-ACK was marked: start from one segment and say CWR
                     // on the first data; echoes of that mark on later ACKs are not new.
                     self.w.cwnd = self.w.mss;
@@ -532,16 +553,27 @@ impl Endpoint {
                 ev.established = true;
                 self.process_ack(pkt, sack, ctx, &mut ev);
                 self.process_data(pkt, ctx, &mut ev);
+                self.accecn_ack_check();
             }
             (TcpState::SynReceived, false, _) => {}
             (_, false, _) => {
+                self.ecn.count_arrival(pkt);
                 if ack {
                     self.process_ack(pkt, sack, ctx, &mut ev);
                 }
                 self.process_data(pkt, ctx, &mut ev);
+                self.accecn_ack_check();
             }
         }
         ev
+    }
+
+    /// AccECN's receiver ACKs at once on a change to CE and every few CE marks (RFC 9768
+    /// 3.2.2.5.1).
+    fn accecn_ack_check(&mut self) {
+        if self.ecn.accecn_ack_due(self.segs_unacked > 0) {
+            self.ack_now = true;
+        }
     }
 
     /// Whether SACK was negotiated; RACK-TLP runs on it when configured.
@@ -611,8 +643,15 @@ impl Endpoint {
         let delivered = (ack.max(self.snd_una) + self.board.sacked_bytes).saturating_sub(delivered_before);
         let wnd_changed = pkt.wnd as u64 != self.peer_wnd;
         self.peer_wnd = pkt.wnd as u64;
-        let ece = self.ecn.echoes(pkt);
         let mss = self.w.mss;
+        let is_dupack = ack == self.snd_una
+            && pkt.payload == 0
+            && !pkt.has(flags::FIN)
+            && self.snd_max > self.snd_una
+            && !wnd_changed;
+        // RFC 3168's ECE, or AccECN's count (decoded unless the ACK is superseded).
+        let echo = self.ecn.on_ack(pkt, delivered, ack >= self.snd_una, is_dupack && !self.sack_ok, ack > self.snd_una, mss);
+        let ece = echo.ece;
         let ns2_loss = ctx.params.loss_response == LossResponse::Ns2;
         let mut signalled = false;
         if ack > self.snd_una {
@@ -656,7 +695,7 @@ impl Endpoint {
             self.snd_nxt = self.snd_nxt.max(ack);
             // The controller hears of the ACK before the sender acts on it (Linux: DCTCP updates
             // alpha in `tcp_in_ack_event`, before an echo's `tcp_enter_cwr` takes ssthresh).
-            self.ack_signal(delivered, ece);
+            self.ack_signal(delivered, echo);
             signalled = true;
             self.pto_rearm = self.rack_on;
             // A held retransmission of the old head is obsolete (a partial ACK holds the next).
@@ -732,12 +771,7 @@ impl Endpoint {
                 self.rto_at = ctx.now + self.rtt.rto();
             }
             self.on_fin_acked(ev);
-        } else if ack == self.snd_una
-            && pkt.payload == 0
-            && !pkt.has(flags::FIN)
-            && self.snd_max > self.snd_una
-            && !wnd_changed
-        {
+        } else if is_dupack {
             // Duplicate ACK (RFC 5681 section 2).
             self.dupacks += 1;
             if self.in_recovery && self.sack_ok {
@@ -762,15 +796,15 @@ impl Endpoint {
             }
         }
         if !signalled {
-            self.ack_signal(delivered, ece);
+            self.ack_signal(delivered, echo);
         }
     }
 
     /// Every ACK, whatever the sender makes of it, reaches the controller (`tcp/ecn.rs`), with
     /// SND.UNA after it and SND.NXT (one past the highest byte sent).
-    fn ack_signal(&mut self, delivered: u64, ece: bool) {
+    fn ack_signal(&mut self, delivered: u64, echo: Echo) {
         let rtt = RttInfo { snd_una: self.snd_una, snd_nxt: self.snd_max, ..self.rtt.info() };
-        let signal = self.ecn.signal(delivered, ece, rtt);
+        let signal = self.ecn.signal(delivered, echo, rtt);
         self.cc.on_ack_signal(&mut self.w, &signal);
     }
 
@@ -1081,9 +1115,12 @@ impl Endpoint {
         let linux = ctx.params.delayed_ack_policy == DelayedAckPolicy::Linux;
         // RFC 3168 6.1.3: CWR stops the echo, CE (re)starts it. DCTCP's CE state changes below,
         // with new data only.
-        let exact_echo = ctx.params.cc.echo_mode() == EchoMode::Dctcp;
-        let mut demanding_cwr = if exact_echo { false } else { self.ecn.on_segment(pkt) };
-        if pkt.has(flags::CWR) {
+        // With AccECN the segment was counted on arrival, CWR is part of the ACE field, and
+        // the change-triggered ACK replaces Linux's quick ACKs at a first mark.
+        let accecn = self.ecn.accecn();
+        let exact_echo = !accecn && ctx.params.cc.echo_mode() == EchoMode::Dctcp;
+        let mut demanding_cwr = if exact_echo || accecn { accecn } else { self.ecn.on_segment(pkt) };
+        if pkt.has(flags::CWR) && !accecn {
             // Linux (tcp_ecn_accept_cwr): a data segment with CWR is acknowledged at once, the
             // sender's window may be tiny.
             if linux && len > 0 && self.ecn.negotiated {
@@ -1439,6 +1476,11 @@ impl Endpoint {
 
     /// Sends what the windows allow, then any ACK still owed.
     pub fn flush(&mut self, ctx: &mut SegmentCtx) {
+        if self.ecn.handshake_ack_owed() {
+            // RFC 9768 3.2.2.1: the SYN-ACK's IP-ECN field goes back on a pure ACK before any
+            // data (the request then follows on its own segment).
+            self.emit(ctx, self.snd_nxt, 0, flags::ACK, PacketKind::Ack, Ecn::NotEct);
+        }
         if matches!(
             self.state,
             TcpState::Established
@@ -1637,7 +1679,7 @@ impl Endpoint {
     fn send_syn(&mut self, ctx: &mut SegmentCtx) {
         let (f, kind) = match self.role {
             Role::Client => {
-                let ecn_setup = Feedback::syn_flags(ctx.params.ecn);
+                let ecn_setup = Feedback::syn_flags(ctx.params.ecn, ctx.params.ecn_feedback == EcnFeedback::Accecn);
                 let sack = if ctx.params.sack { flags::SACK_PERM } else { 0 };
                 (flags::SYN | ecn_setup | sack, PacketKind::Syn)
             }
@@ -1667,9 +1709,11 @@ impl Endpoint {
         self.rto_at = ctx.now + self.rtt.rto();
     }
 
-    fn emit(&mut self, ctx: &mut SegmentCtx, seq: u64, payload: u32, mut f: u8, kind: PacketKind, ecn: Ecn) {
-        if f & flags::ACK != 0 {
-            f |= self.ecn.ack_flags();
+    fn emit(&mut self, ctx: &mut SegmentCtx, seq: u64, payload: u32, mut f: u16, kind: PacketKind, ecn: Ecn) {
+        if f & (flags::ACK | flags::SYN) == flags::ACK {
+            // A SYN-ACK's ECN flags are the handshake's (`send_syn`).
+            let pure = payload == 0 && f & flags::FIN == 0 && self.ooo.is_empty();
+            f |= self.ecn.take_ack_flags(pure);
         }
         let p = Packet {
             flow: self.flow,
@@ -1716,6 +1760,7 @@ impl Endpoint {
 mod tests {
     use super::*;
     use crate::engine::time::{NS_PER_MS, NS_PER_S};
+    use crate::tcp::accecn;
 
     fn params() -> TcpParams {
         TcpParams {
@@ -1748,6 +1793,7 @@ mod tests {
             ecn_min_window: EcnMinWindow::Rfc3168Timer,
             ecn: false,
             ecn_plus: EcnPlus::Off,
+            ecn_feedback: EcnFeedback::Rfc3168,
             ecn_response: EcnResponse::Rfc3168,
             rto_backoff_end: RtoBackoffEnd::RttSample,
             loss_response: LossResponse::Rfc5681,
@@ -2262,7 +2308,7 @@ mod tests {
     }
 
     /// A pure ACK from the client (towards the server).
-    fn ack_to_server(ack: u64, f: u8) -> Packet {
+    fn ack_to_server(ack: u64, f: u16) -> Packet {
         Packet {
             flow: 0,
             flow_gen: 0,
@@ -2418,7 +2464,7 @@ mod tests {
     }
 
     /// A data segment from the server to the client.
-    fn data_to_client(seq: u64, ecn: Ecn, f: u8) -> Packet {
+    fn data_to_client(seq: u64, ecn: Ecn, f: u16) -> Packet {
         Packet {
             flow: 0,
             flow_gen: 0,
@@ -3448,6 +3494,259 @@ mod tests {
         eprintln!("marked fraction {f:.4} of {data} segments; mean alpha over the second half {mean:.4}; reductions {}", pair.s.stats.ecn_reductions);
         assert!((f - 0.1).abs() < 0.01);
         assert!((mean - 0.1).abs() < 0.015, "mean alpha {mean}");
+        assert_eq!(pair.s.stats.rtos, 0);
+    }
+
+    fn accecn(p: TcpParams) -> TcpParams {
+        TcpParams { ecn: true, ecn_feedback: EcnFeedback::Accecn, ..p }
+    }
+
+    /// The handshake between a client with `pc` and a server with `ps`; returns both ends, the
+    /// SYN, the SYN-ACK and what the client sent on the SYN-ACK (the request is written then).
+    fn handshake(pc: &TcpParams, ps: &TcpParams) -> (Endpoint, Endpoint, Packet, Packet, Vec<Packet>) {
+        let mut pool = PacketPool::new();
+        let mut c = Endpoint::new(Role::Client, 0, 0, 64_000, pc);
+        let mut s = Endpoint::new(Role::Server, 0, 0, 64_000, ps);
+        let mut run = |e: &mut Endpoint, p: &TcpParams, f: &mut dyn FnMut(&mut Endpoint, &mut SegmentCtx)| -> Vec<Packet> {
+            let mut out = Vec::new();
+            let mut ctx = SegmentCtx { now: 0, pool: &mut pool, out: &mut out, params: p };
+            f(e, &mut ctx);
+            e.flush(&mut ctx);
+            let ids = std::mem::take(ctx.out);
+            ids.iter().map(|&id| *ctx.pool.get(id)).collect()
+        };
+        let syn = run(&mut c, pc, &mut |e, ctx| e.connect(ctx))[0];
+        let synack = run(&mut s, ps, &mut |e, ctx| {
+            e.on_segment(&syn, &SackBlocks::EMPTY, ctx);
+        })[0];
+        let after = run(&mut c, pc, &mut |e, ctx| {
+            e.on_segment(&synack, &SackBlocks::EMPTY, ctx);
+            e.write(1000);
+        });
+        for a in &after {
+            run(&mut s, ps, &mut |e, ctx| {
+                e.on_segment(a, &SackBlocks::EMPTY, ctx);
+            });
+        }
+        (c, s, syn, synack, after)
+    }
+
+    #[test]
+    fn accecn_negotiation_falls_back_by_rfc9768_table_2() {
+        // (client, server) in {no ECN, RFC 3168, AccECN}: AccECN only when both ask for it,
+        // RFC 3168's ECN when both have ECN and one has only RFC 3168 (Table 2's second and
+        // third blocks), none when either has no ECN.
+        let off = params();
+        let classic = TcpParams { ecn: true, ..params() };
+        let acc = accecn(params());
+        let sides = [("off", &off), ("rfc3168", &classic), ("accecn", &acc)];
+        for (cn, pc) in sides {
+            for (sn, ps) in sides {
+                let (c, s, syn, synack, after) = handshake(pc, ps);
+                let want = match (cn, sn) {
+                    ("off", _) | (_, "off") => "off",
+                    ("accecn", "accecn") => "accecn",
+                    _ => "rfc3168",
+                };
+                let got = |e: &Endpoint| match (e.ecn_negotiated(), e.accecn_negotiated()) {
+                    (false, _) => "off",
+                    (true, false) => "rfc3168",
+                    (true, true) => "accecn",
+                };
+                assert_eq!((got(&c), got(&s)), (want, want), "client {cn}, server {sn}");
+                let ace = |p: &Packet| (p.has(flags::AE), p.has(flags::CWR), p.has(flags::ECE));
+                assert_eq!(ace(&syn), match cn { "off" => (false, false, false), "rfc3168" => (false, true, true), _ => (true, true, true) });
+                let expect_synack = match (want, sn) {
+                    ("off", _) => (false, false, false),
+                    ("accecn", _) => (false, true, false), // Not-ECT SYN fed back as 0b010
+                    _ => (false, false, true),
+                };
+                assert_eq!(ace(&synack), expect_synack, "client {cn}, server {sn}");
+                if want == "accecn" {
+                    // A pure ACK with the handshake encoding of the Not-ECT SYN-ACK (Table 3),
+                    // then the request carrying r.cep = 5 (0b101).
+                    assert_eq!(after.len(), 2);
+                    assert_eq!((after[0].payload, ace(&after[0])), (0, (false, true, false)));
+                    assert_eq!((after[1].payload, ace(&after[1])), (1000, (true, false, true)));
+                    assert_eq!(after[1].ecn, Ecn::Ect0);
+                    assert_eq!(s.accecn_ce_counts(), Some((0, 0)));
+                } else {
+                    assert_eq!(after.len(), 1, "the request rides on the handshake ACK");
+                }
+            }
+        }
+        // A server that reflects the SYN's flags is broken (Table 2's last block): no ECN.
+        let mut fb = Feedback::default();
+        let mut reflected = handshake(&acc, &acc).2;
+        reflected.flags |= flags::ACK;
+        fb.accept_synack(true, true, &reflected);
+        assert!(!fb.negotiated);
+    }
+
+    #[test]
+    fn accecn_feeds_back_the_handshake_ip_ecn_fields() {
+        // The SYN's codepoint comes back on the SYN-ACK (Table 2), the SYN-ACK's on the pure
+        // ACK (Table 3); a CE SYN-ACK raises the client's r.cep to 6 and tells the server.
+        let p = accecn(TcpParams { ecn_plus: EcnPlus::Rfc5562, ..params() });
+        let mut c = Endpoint::new(Role::Client, 0, 0, 64_000, &p);
+        let mut s = Endpoint::new(Role::Server, 0, 0, 64_000, &p);
+        let mut pool = PacketPool::new();
+        let mut out = Vec::new();
+        let mut ctx = SegmentCtx { now: 0, pool: &mut pool, out: &mut out, params: &p };
+        c.connect(&mut ctx);
+        let mut syn = *ctx.pool.get(ctx.out[0]);
+        syn.ecn = Ecn::Ect0; // as if the SYN had been sent ECT(0) (ECN++)
+        ctx.out.clear();
+        s.on_segment(&syn, &SackBlocks::EMPTY, &mut ctx);
+        s.flush(&mut ctx);
+        let mut synack = *ctx.pool.get(ctx.out[0]);
+        assert_eq!((synack.has(flags::AE), synack.has(flags::CWR), synack.has(flags::ECE)), (true, false, false));
+        assert_eq!(synack.ecn, Ecn::Ect0, "ECN+ sends the SYN-ACK ECT(0)");
+        synack.ecn = Ecn::Ce;
+        ctx.out.clear();
+        c.on_segment(&synack, &SackBlocks::EMPTY, &mut ctx);
+        c.flush(&mut ctx);
+        let ack = *ctx.pool.get(ctx.out[0]);
+        assert_eq!((ack.payload, accecn::ace_of(&ack)), (0, 0b110));
+        assert_eq!(c.accecn_ce_counts(), Some((0, 1)));
+        ctx.out.clear();
+        s.on_segment(&ack, &SackBlocks::EMPTY, &mut ctx);
+        assert_eq!(s.accecn_ce_counts(), Some((1, 0)));
+        assert_eq!(s.window().cwnd, 1000, "RFC 5562's response: one segment");
+        // Later ACKs carry the counter (6 = 0b110 from now on).
+        c.write(1000);
+        ctx.out.clear();
+        c.flush(&mut ctx);
+        assert_eq!(accecn::ace_of(ctx.pool.get(ctx.out[0])), 6);
+    }
+
+    /// A transfer of `bytes` from server to client over AccECN, with a one-way delay of 5 ms
+    /// and no rate limit (a window's segments, and its ACKs, travel together): `mark(k)`
+    /// CE-marks the k-th new data segment, `drop_ack(k, ack, superseded)` loses the k-th ACK
+    /// (`superseded`: another ACK is on the wire behind it). Returns the pair, the marks made,
+    /// and the mean alpha over the second half (DCTCP senders).
+    fn accecn_transfer(p: TcpParams, bytes: u64, mut mark: impl FnMut(u64) -> bool, mut drop_ack: impl FnMut(u64, u64, bool) -> bool) -> (Pair, u64, f64) {
+        let one_way = 5 * NS_PER_MS;
+        let mut pair = Pair::new(TcpParams { initial_window_segments: p.initial_window_segments.max(10), ..accecn(p) });
+        pair.establish();
+        let mut wire: std::collections::BTreeMap<(SimTime, u64), (bool, Seg)> = std::collections::BTreeMap::new();
+        let mut order = 0;
+        let mut send = |wire: &mut std::collections::BTreeMap<(SimTime, u64), (bool, Seg)>, at: SimTime, to_server: bool, segs: Vec<Seg>| {
+            for s in segs {
+                order += 1;
+                wire.insert((at + one_way, order), (to_server, s));
+            }
+        };
+        let first = pair.on(true, |e, _| e.write(bytes));
+        send(&mut wire, 0, false, first);
+        let (mut marked, mut data, mut acks, mut sum, mut n) = (0u64, 0u64, 0u64, 0.0, 0u64);
+        while pair.s.acked_bytes() < bytes {
+            let next_pkt = wire.keys().next().map_or(OFF, |k| k.0);
+            let timers = [pair.s.retransmit_timer_at(), pair.c.delack_at];
+            let now = next_pkt.min(timers[0]).min(timers[1]);
+            assert!(now < 600 * NS_PER_S, "stalled");
+            pair.now = now;
+            if next_pkt == now {
+                let (_, (to_server, mut seg)) = wire.pop_first().unwrap();
+                if !to_server && seg.kind == PacketKind::Data {
+                    if mark(data) {
+                        seg.pkt.ecn = Ecn::Ce;
+                        marked += 1;
+                    }
+                    data += 1;
+                }
+                if to_server {
+                    acks += 1;
+                    let superseded = wire.values().any(|(up, _)| *up);
+                    if drop_ack(acks - 1, seg.ack, superseded) {
+                        continue;
+                    }
+                }
+                let out = pair.deliver_seg(to_server, &seg);
+                if to_server && pair.s.acked_bytes() > bytes / 2 {
+                    if let Some(a) = pair.s.dctcp_alpha() {
+                        sum += a;
+                        n += 1;
+                    }
+                }
+                send(&mut wire, now, !to_server, out);
+            } else if timers[0] == now {
+                let out = pair.on(true, |e, ctx| {
+                    e.on_rto(ctx);
+                });
+                send(&mut wire, now, false, out);
+            } else {
+                let out = pair.on(false, |e, _| e.on_delack());
+                send(&mut wire, now, true, out);
+            }
+        }
+        (pair, marked, sum / n.max(1) as f64)
+    }
+
+    #[test]
+    fn accecn_counts_every_mark_through_ack_thinning_and_runs_of_lost_acks() {
+        // A DCTCP sender whose alpha starts at 0 and moves slowly (g = 1/256) hardly reduces its
+        // window for the marks, so from the start windows of 64 segments (the receiver's
+        // window) and their ACKs are in flight.
+        let bytes = 1_000_000;
+        let sender = TcpParams { initial_window_segments: 64, ..dctcp(1.0 / 256.0, 0.0) };
+        let counts = |pair: &Pair| (pair.s.accecn_ce_counts().unwrap().0, pair.c.accecn_ce_counts().unwrap().1);
+        // ACK thinning as a middlebox does it: of the ACKs with a later one behind them, two of
+        // every three are dropped; 30% of the segments marked at random.
+        let mut rng = crate::engine::rng::Rng::from_seed(5);
+        let mut thinned = 0;
+        let thin = |k, _, superseded| {
+            let lose = superseded && k % 3 != 2;
+
+            thinned += lose as u32;
+            lose
+        };
+        let (pair, marked, _) = accecn_transfer(sender.clone(), bytes, |_| rng.uniform() < 0.3, thin);
+        let (sent, received) = counts(&pair);
+        eprintln!("thinned ({thinned} ACKs lost): {marked} marks, receiver counted {received}, sender {sent}, {} timeouts", pair.s.stats.rtos);
+        assert!(marked > 50 && thinned > 100);
+        assert_eq!((received, sent), (marked, marked));
+        // Runs of lost ACKs that hide wraps of the 3-bit field: every ACK of segments 300-319
+        // (all 20 CE-marked: the ACE field wraps twice and a half) and of 500-523 (24 marks,
+        // exactly three wraps) is lost, with marks before and after (every seventh segment).
+        // The longest run of consecutive lost ACKs is at least 10. (An ACK number seen before,
+        // the answer to a retransmission, gets through: the sender is not stalled.)
+        let mss = 1000;
+        let runs = [(300u64, 320u64), (500, 524)];
+        let in_run = |ack: u64| runs.iter().any(|&(a, b)| ack > 1 + a * mss && ack <= 1 + b * mss);
+        let first_time = |seen: &mut std::collections::HashSet<u64>, ack| seen.insert(ack);
+        let (mut lost_run, mut longest, mut seen) = (0, 0, std::collections::HashSet::new());
+        let lose = |_, ack, _| {
+            let lose = in_run(ack) && first_time(&mut seen, ack);
+            lost_run = if lose { lost_run + 1 } else { 0 };
+            longest = longest.max(lost_run);
+            lose
+        };
+        let marks = |k: u64| runs.iter().any(|&(a, b)| k >= a && k < b) || k.is_multiple_of(7);
+        let (pair, marked, _) = accecn_transfer(sender.clone(), bytes, marks, lose);
+        let (sent, received) = counts(&pair);
+        eprintln!("runs of lost ACKs (longest {longest}): {marked} marks, receiver counted {received}, sender {sent}");
+        assert!(longest >= 10, "longest run of lost ACKs {longest}");
+        assert_eq!((received, sent), (marked, marked));
+        // The same runs over sparse marks: the counter is ambiguous and the sender takes the
+        // safest case (Appendix A.2.1), more marks than there were, never fewer.
+        let mut seen = std::collections::HashSet::new();
+        let (pair, marked, _) = accecn_transfer(sender, bytes, |k| k.is_multiple_of(7), |_, ack, _| in_run(ack) && first_time(&mut seen, ack));
+        let (sent, received) = counts(&pair);
+        eprintln!("sparse marks behind lost ACKs: {marked} marks, sender {sent}");
+        assert_eq!(received, marked);
+        assert!(sent > marked, "the conservative count");
+    }
+
+    #[test]
+    fn dctcp_alpha_converges_over_accecn() {
+        // As `dctcp_alpha_converges_to_the_marking_probability_end_to_end`, with AccECN's
+        // counter instead of DCTCP's echo: alpha settles at the marking probability, 0.1.
+        let mut rng = crate::engine::rng::Rng::from_seed(11);
+        let (pair, marked, alpha) = accecn_transfer(dctcp(1.0 / 16.0, 1.0), 4_000_000, |_| rng.uniform() < 0.1, |_, _, _| false);
+        eprintln!("AccECN: marked {marked} of 4000 segments; mean alpha {alpha:.4}; reductions {}", pair.s.stats.ecn_reductions);
+        assert!((alpha - 0.1).abs() < 0.015, "mean alpha {alpha}");
+        assert_eq!(pair.s.accecn_ce_counts().unwrap().0, marked);
         assert_eq!(pair.s.stats.rtos, 0);
     }
 }

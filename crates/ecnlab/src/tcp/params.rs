@@ -45,6 +45,20 @@ pub enum EcnPlus {
     Rfc5562,
 }
 
+/// How the receiver feeds CE marks back (and how the two ends negotiate it).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum EcnFeedback {
+    /// RFC 3168: ECE from a mark until CWR (DCTCP's and Prague's receivers: ECE per segment,
+    /// RFC 8257 section 3.2).
+    #[default]
+    Rfc3168,
+    /// AccECN (RFC 9768): asked for with (AE, CWR, ECE) = (1, 1, 1) on the SYN, falling back to
+    /// RFC 3168 or no ECN by the peer's answer (Table 2); a 3-bit count of CE-marked packets
+    /// on every ACK.
+    Accecn,
+}
+
 /// How a sender reduces its window on an ECN echo.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
@@ -230,6 +244,8 @@ pub struct TcpParams {
     /// The endpoint is ECN-capable (RFC 3168): it asks for ECN (client) or accepts it (server).
     pub ecn: bool,
     pub ecn_plus: EcnPlus,
+    /// The feedback asked for (client) or accepted (server) when `ecn` is on.
+    pub ecn_feedback: EcnFeedback,
     pub ecn_response: EcnResponse,
     pub rto_backoff_end: RtoBackoffEnd,
     pub loss_response: LossResponse,
