@@ -115,6 +115,7 @@ impl Simulation {
     pub(super) fn deliver(&mut self, id: PacketId) {
         let pkt: Packet = *self.pool.get(id);
         let sack = self.pool.sack(id);
+        let opt = self.pool.accecn(id);
         self.pool.free(id);
         let ci = pkt.flow as usize;
         if !(self.conns[ci].live && self.conns[ci].gen == pkt.flow_gen) {
@@ -127,7 +128,7 @@ impl Simulation {
             let params = &self.params[c.params_index(server)];
             let mut ctx = SegmentCtx { now: self.now, pool: &mut self.pool, out: &mut self.out, params };
             let e = if server { &mut c.server } else { &mut c.client };
-            e.on_segment(&pkt, &sack, &mut ctx)
+            e.on_segment_with(&pkt, &sack, opt, &mut ctx)
         };
         self.react(pkt.flow, server, ev);
     }

@@ -34,7 +34,17 @@
 //! once per window of data to any increase, as RFC 3168 senders react to ECE. A host in
 //! AccECN mode never sets CWR (section 3.1.5): its bit is part of the ACE field.
 
-use crate::packet::{flags, Ecn, Packet};
+use super::params::AccEcnOptionMode;
+use crate::packet::{flags, AccEcnOption, Ecn, Packet};
+
+/// The byte counters' bits in the sets of counters that changed (`AccEcn::ever` etc.).
+const E0: u8 = 1;
+const CE: u8 = 2;
+const E1: u8 = 4;
+/// TCP option space without timestamps (RFC 9293: a 60-byte header at most).
+const OPTION_SPACE: u32 = 40;
+/// The AccECN option's fields are 24 bits (Appendix A.1: DIVOPT).
+const DIVOPT_MASK: u64 = (1 << 24) - 1;
 
 /// The initial value of the CE packet counters r.cep and s.cep (section 3.2.1).
 pub const CEP_INIT: u32 = 5;
@@ -110,6 +120,14 @@ pub struct AccEcn {
     synack_ce_counted: bool,
     /// Client: the ACE value of the pending pure ACK of the SYN-ACK (handshake encoding).
     pub handshake_ack: Option<u32>,
+    /// The byte counters (E0, CE, E1 bits) that have changed during the connection, since the
+    /// last ACK, and since the last AccECN option.
+    ever: u8,
+    since_ack: u8,
+    since_opt: u8,
+    /// Segments still to carry the handshake's option (the client's first ACK and first data
+    /// segment, RFC 9768 3.2.3.2.1).
+    handshake_opts: u8,
 
     // --- Data Sender ---
     /// CE-marked packets the peer has reported (s.cep).
@@ -122,6 +140,14 @@ pub struct AccEcn {
     pub disabled: bool,
     /// The ACK just decoded in the handshake encoding: its ACE is not a count.
     skip_next: bool,
+    /// The peer's byte counters as last decoded from its options (s.ceb, s.e0b, s.e1b).
+    pub s_ceb: u64,
+    pub s_e0b: u64,
+    pub s_e1b: u64,
+    /// CE bytes given to the controller from ACE estimates since the last ECEB field.
+    ceb_estimated: u64,
+    /// All CE bytes given to the controller.
+    pub ce_bytes_reported: u64,
 }
 
 impl Default for AccEcn {
@@ -136,11 +162,20 @@ impl Default for AccEcn {
             change_triggered: false,
             synack_ce_counted: false,
             handshake_ack: None,
+            ever: 0,
+            since_ack: 0,
+            since_opt: 0,
+            handshake_opts: 0,
             s_cep: CEP_INIT as u64,
             handshake_pending: false,
             dup_pkts: 0,
             disabled: false,
             skip_next: false,
+            s_ceb: 0,
+            s_e0b: ECT_BYTES_INIT,
+            s_e1b: ECT_BYTES_INIT,
+            ceb_estimated: 0,
+            ce_bytes_reported: 0,
         }
     }
 }
@@ -159,6 +194,12 @@ impl AccEcn {
         AccEcn { handshake_pending: true, ..AccEcn::default() }
     }
 
+    /// Client entering AccECN mode: its first ACK and its first data segment carry the option
+    /// (3.2.3.2.1).
+    pub fn client() -> Self {
+        AccEcn { handshake_opts: 2, ..AccEcn::default() }
+    }
+
     // ----- Data Receiver -----
 
     /// Client: the SYN-ACK arrived with `ecn`. Its pure ACK feeds it back in the handshake
@@ -175,15 +216,27 @@ impl AccEcn {
     pub fn on_segment(&mut self, ecn: Ecn, payload: u32) {
         let ce = ecn == Ecn::Ce;
         let bytes = payload as u64;
-        match ecn {
+        let changed = match ecn {
             Ecn::Ce => {
                 self.r_cep = self.r_cep.wrapping_add(1);
                 self.r_ceb += bytes;
                 self.ce_since_ack += 1;
+                CE
             }
-            Ecn::Ect0 => self.r_e0b += bytes,
-            Ecn::Ect1 => self.r_e1b += bytes,
-            Ecn::NotEct => {}
+            Ecn::Ect0 => {
+                self.r_e0b += bytes;
+                E0
+            }
+            Ecn::Ect1 => {
+                self.r_e1b += bytes;
+                E1
+            }
+            Ecn::NotEct => 0,
+        };
+        if payload > 0 {
+            self.ever |= changed;
+            self.since_ack |= changed;
+            self.since_opt |= changed;
         }
         // Section 3.2.2.5.1: a CE data segment after a packet (of any kind) that was not CE.
         self.change_triggered |= ce && payload > 0 && !self.last_ce;
@@ -205,6 +258,61 @@ impl AccEcn {
             Some(code) if pure => ace_flags(code),
             _ => ace_flags(self.r_cep),
         }
+    }
+
+    /// The AccECN option of an outgoing ACK (SYN = 0) under `mode`, if one is due and fits
+    /// beside `other_option_bytes` of other options (SACK). Sending one counts it as sent.
+    ///
+    /// * `Rfc9768` (3.2.3.3, "recommended simple scheme"): when a byte counter changed since the
+    ///   last ACK (or on the handshake's segments), with a field for every counter that has ever
+    ///   changed, in the order that needs the fewest fields;
+    /// * `Full`: on every ACK, all three fields;
+    /// * `Minimum`: when r.ceb changed since the last option (or on the handshake's segments),
+    ///   with the fields up to ECEB;
+    /// * `Off`: never.
+    ///
+    /// When the option does not fit, fields are dropped from its tail as long as no field that
+    /// changed since the last option is dropped; otherwise it is left out (3.2.3.3, "Necessary
+    /// Option Length"; SACK has precedence).
+    pub fn take_option(&mut self, mode: AccEcnOptionMode, other_option_bytes: u32) -> Option<AccEcnOption> {
+        let changed = std::mem::take(&mut self.since_ack);
+        let handshake = self.handshake_opts > 0;
+        let all = E0 | CE | E1;
+        let want = match mode {
+            AccEcnOptionMode::Off => return None,
+            AccEcnOptionMode::Full => all,
+            _ if handshake => all,
+            AccEcnOptionMode::Rfc9768 if changed != 0 => self.ever,
+            AccEcnOptionMode::Minimum if self.since_opt & CE != 0 => self.ever | CE,
+            _ => return None,
+        };
+        let (order1, mut fields) = layout(want);
+        let room = OPTION_SPACE.saturating_sub(other_option_bytes);
+        let bytes = |n: u8| AccEcnOption { fields: n, ..AccEcnOption::default() }.option_bytes();
+        let needed = layout_prefix(order1, self.since_opt & want);
+        while bytes(fields) > room && fields > needed {
+            fields -= 1;
+        }
+        if bytes(fields) > room {
+            return None;
+        }
+        self.handshake_opts = self.handshake_opts.saturating_sub(1);
+        self.since_opt = 0;
+        let low = |v: u64| (v & DIVOPT_MASK) as u32;
+        Some(AccEcnOption { order1, fields, ee0b: low(self.r_e0b), eceb: low(self.r_ceb), ee1b: low(self.r_e1b) })
+    }
+
+    /// The option on a SYN-ACK (3.2.3.2.1: a server that confirms AccECN SHOULD send one): all
+    /// three fields at their initial values, unless `mode` is off.
+    pub fn synack_option(&self, mode: AccEcnOptionMode) -> Option<AccEcnOption> {
+        let low = |v: u64| (v & DIVOPT_MASK) as u32;
+        (mode != AccEcnOptionMode::Off).then_some(AccEcnOption {
+            order1: false,
+            fields: 3,
+            ee0b: low(self.r_e0b),
+            eceb: low(self.r_ceb),
+            ee1b: low(self.r_e1b),
+        })
     }
 
     // ----- Data Sender -----
@@ -243,7 +351,20 @@ impl AccEcn {
     /// decode its ACE field. `delivered_bytes`: cumulatively acknowledged plus newly SACKed;
     /// `dupack`: a duplicate ACK without SACK (one segment left the network); `advanced`:
     /// SND.UNA moved; `mss`: SMSS.
-    pub fn on_ack(&mut self, ack: &Packet, delivered_bytes: u64, dupack: bool, advanced: bool, mss: u64) -> CeDelta {
+    pub fn on_ack(&mut self, ack: &Packet, opt: Option<AccEcnOption>, delivered_bytes: u64, dupack: bool, advanced: bool, mss: u64) -> CeDelta {
+        // Appendix A.1: each field gives the smallest non-negative increment mod 2^24.
+        let field_delta = |field: Option<u32>, counter: &mut u64| {
+            field.map(|f| {
+                let d = (f as u64).wrapping_sub(*counter) & DIVOPT_MASK;
+                *counter += d;
+                d
+            })
+        };
+        let d_ceb = opt.and_then(|o| field_delta(o.eceb(), &mut self.s_ceb));
+        if let Some(o) = opt {
+            field_delta(o.ee0b(), &mut self.s_e0b);
+            field_delta(o.ee1b(), &mut self.s_e1b);
+        }
         if std::mem::take(&mut self.skip_next) {
             return CeDelta::default();
         }
@@ -258,12 +379,50 @@ impl AccEcn {
             n = n.saturating_sub(std::mem::take(&mut self.dup_pkts)).max(1);
         }
         // Appendix A.2.1: the counter may have wrapped when n >= d + 8; take the safest case.
-        let packets = if n >= d + DIVACE as u64 { n - (n - d) % DIVACE as u64 } else { d };
+        let mut packets = if n >= d + DIVACE as u64 { n - (n - d) % DIVACE as u64 } else { d };
+        // Appendix A.2.2: with the ECEB field, d is safe enough unless the marked bytes would
+        // make the marked segments larger than an SMSS, or dSafer's smaller than half of one.
+        if let Some(d_ceb) = d_ceb {
+            if packets > d && d_ceb <= mss * d && d_ceb / packets < mss / 2 {
+                packets = d;
+            }
+        }
         self.s_cep += packets;
         if self.disabled {
             return CeDelta::default();
         }
-        CeDelta { packets, bytes: packets * mss }
+        // The controller is given the exact bytes when the ECEB field is there (less what
+        // earlier ACKs without it made it count), otherwise the marks times SMSS (A.3).
+        let bytes = match d_ceb {
+            Some(d_ceb) => d_ceb.saturating_sub(std::mem::take(&mut self.ceb_estimated)),
+            None => {
+                self.ceb_estimated += packets * mss;
+                packets * mss
+            }
+        };
+        self.ce_bytes_reported += bytes;
+        CeDelta { packets, bytes }
+    }
+}
+
+/// The option's order and number of fields that carry the counters in `set` first (Table 5):
+/// order 1 when ECT(1) bytes changed and ECT(0) ones did not.
+fn layout(set: u8) -> (bool, u8) {
+    let order1 = set & E1 != 0 && set & E0 == 0;
+    (order1, layout_prefix(order1, set))
+}
+
+/// The fields an option of the given order needs to carry the counters in `set`.
+fn layout_prefix(order1: bool, set: u8) -> u8 {
+    let (first, last) = if order1 { (E1, E0) } else { (E0, E1) };
+    if set & last != 0 {
+        3
+    } else if set & CE != 0 {
+        2
+    } else if set & first != 0 {
+        1
+    } else {
+        0
     }
 }
 
@@ -358,25 +517,73 @@ mod tests {
         let mss = 1000;
         let mut s = AccEcn::default();
         // Two new marks on an ACK of two segments.
-        assert_eq!(s.on_ack(&ack(7), 2 * mss, false, true, mss).packets, 2);
+        assert_eq!(s.on_ack(&ack(7), None, 2 * mss, false, true, mss).packets, 2);
         // Appendix A.2.1's examples: 9 segments, ACE up by 2: 2; 10 segments: 10.
         let mut s = AccEcn { s_cep: 7, ..AccEcn::default() };
-        assert_eq!(s.on_ack(&ack(1), 9 * mss, false, true, mss).packets, 2);
+        assert_eq!(s.on_ack(&ack(1), None, 9 * mss, false, true, mss).packets, 2);
         let mut s = AccEcn { s_cep: 7, ..AccEcn::default() };
-        assert_eq!(s.on_ack(&ack(1), 10 * mss, false, true, mss).packets, 10);
+        assert_eq!(s.on_ack(&ack(1), None, 10 * mss, false, true, mss).packets, 10);
         // 20 segments all marked behind lost ACKs: ACE moved by 4, the count is 20.
         let mut s = AccEcn::default();
-        let d = s.on_ack(&ack((5 + 20) % 8), 20 * mss, false, true, mss);
+        let d = s.on_ack(&ack((5 + 20) % 8), None, 20 * mss, false, true, mss);
         assert_eq!((d.packets, d.bytes, s.s_cep), (20, 20 * mss, 25));
         // Without SACK, marks reported on duplicate ACKs are not taken again when the ACK
         // that fills the hole covers many segments.
         let mut s = AccEcn::default();
         for i in 1..=9 {
-            assert_eq!(s.on_ack(&ack((5 + i) % 8), 0, true, false, mss).packets, 1);
+            assert_eq!(s.on_ack(&ack((5 + i) % 8), None, 0, true, false, mss).packets, 1);
         }
-        assert_eq!(s.on_ack(&ack((5 + 9) % 8), 10 * mss, false, true, mss).packets, 0);
+        assert_eq!(s.on_ack(&ack((5 + 9) % 8), None, 10 * mss, false, true, mss).packets, 0);
         // Disabled feedback (Table 4, ACE 0): counted, not reported.
         let mut s = AccEcn { disabled: true, ..AccEcn::default() };
-        assert_eq!(s.on_ack(&ack(6), mss, false, true, mss), CeDelta::default());
+        assert_eq!(s.on_ack(&ack(6), None, mss, false, true, mss), CeDelta::default());
+    }
+
+    #[test]
+    fn option_fields_follow_the_scheme_and_fit_beside_sack() {
+        use AccEcnOptionMode::*;
+        let mut r = AccEcn::default();
+        assert_eq!(r.take_option(Rfc9768, 0), None, "nothing changed");
+        assert_eq!(r.take_option(Full, 0).map(|o| o.fields), Some(3));
+        r.on_segment(Ecn::Ect1, 100);
+        let o = r.take_option(Rfc9768, 0).unwrap();
+        assert_eq!((o.order1, o.fields, o.ee1b()), (true, 1, Some(101)), "order 1 when only ECT(1) moved");
+        assert_eq!(r.take_option(Rfc9768, 0), None);
+        r.on_segment(Ecn::Ce, 100);
+        let o = r.take_option(Rfc9768, 0).unwrap();
+        assert_eq!((o.order1, o.fields, o.eceb()), (true, 2, Some(100)));
+        r.on_segment(Ecn::Ect0, 100);
+        assert_eq!(r.take_option(Minimum, 0), None, "minimum: only when r.ceb moved");
+        r.on_segment(Ecn::Ce, 100);
+        assert_eq!(r.take_option(Minimum, 0).map(|o| (o.order1, o.fields, o.eceb)), Some((false, 3, 200)));
+        // Four SACK blocks leave 4 bytes: a changed ECEB does not fit, so no option; with
+        // nothing changed since the last option the fields are dropped down to the empty one.
+        r.on_segment(Ecn::Ce, 100);
+        assert_eq!(r.take_option(Rfc9768, 36), None);
+        assert_eq!(r.take_option(Full, 36).map(|o| o.fields), None, "ECEB changed since the last option");
+        assert_eq!(r.take_option(Full, 0).map(|o| o.fields), Some(3));
+        assert_eq!(r.take_option(Full, 36).map(|o| o.fields), Some(0));
+        assert_eq!(r.take_option(Off, 0), None);
+    }
+
+    #[test]
+    fn the_sender_takes_marked_bytes_from_the_option_and_its_packets_by_appendix_a_2_2() {
+        let mss = 1460;
+        let opt = |ceb: u32| Some(AccEcnOption { order1: false, fields: 2, ee0b: 1, eceb: ceb, ee1b: 1 });
+        // A.2.2's second example: d.cep = 2, dSafer = 10, d.ceb = 1460: d is safe enough.
+        let mut s = AccEcn { s_cep: 7, ..AccEcn::default() };
+        let d = s.on_ack(&ack(1), opt(1460), 10 * mss, false, true, mss);
+        assert_eq!((d.packets, d.bytes), (2, 1460));
+        // Its first: d.cep = 0, dSafer = 8, d.ceb = 1460: marks larger than an SMSS each, keep 8.
+        let mut s = AccEcn::default();
+        assert_eq!(s.on_ack(&ack(5), opt(1460), 8 * mss, false, true, mss).packets, 8);
+        // The 24-bit field wraps: s.ceb 2^24 - 10, ECEB 90: 100 new bytes.
+        let mut s = AccEcn { s_ceb: (1 << 24) - 10, ..AccEcn::default() };
+        assert_eq!(s.on_ack(&ack(6), opt(90), mss, false, true, mss).bytes, 100);
+        // Estimates from ACKs without the field are not counted twice.
+        let mut s = AccEcn::default();
+        assert_eq!(s.on_ack(&ack(6), None, mss, false, true, mss).bytes, mss);
+        assert_eq!(s.on_ack(&ack(7), opt(2000), mss, false, true, mss).bytes, 2000 - mss);
+        assert_eq!(s.ce_bytes_reported, 2000);
     }
 }

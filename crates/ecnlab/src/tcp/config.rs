@@ -9,7 +9,7 @@ use super::dctcp::DctcpParams;
 use super::prague::PragueParams;
 use super::hystart::{HystartDetect, HystartKind, HystartName};
 use super::params::{
-    rfc3390_iw_segments, CcKind, DelayedAckPolicy, EcnFeedback, EcnMinWindow, EcnPlus, EcnResponse, LossResponse, RtoBackoffEnd, RtoEstimator,
+    rfc3390_iw_segments, AccEcnOptionMode, CcKind, DelayedAckPolicy, EcnFeedback, EcnMinWindow, EcnPlus, EcnResponse, LossResponse, RtoBackoffEnd, RtoEstimator,
     TcpParams, TimeoutSsthresh,
 };
 use crate::config::{check, non_negative, positive, ConfigError};
@@ -128,6 +128,11 @@ pub struct TcpConfig {
     /// with ECN.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ecn_feedback: Option<EcnFeedback>,
+    /// When the AccECN option is sent: `rfc9768` (default: RFC 9768's recommended scheme),
+    /// `full` (on every ACK, all fields), `minimum` (when the CE byte counter changed) or `off`;
+    /// only with `ecn_feedback = "accecn"`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub accecn_option: Option<AccEcnOptionMode>,
     /// The window reduction on an ECN echo: `rfc3168` (default) or `ns2` (ns-2.35's FullTcp).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ecn_response: Option<EcnResponse>,
@@ -317,6 +322,7 @@ impl TcpConfig {
             ecn: o.ecn.or(self.ecn),
             ecn_plus: o.ecn_plus.or(self.ecn_plus),
             ecn_feedback: o.ecn_feedback.or(self.ecn_feedback),
+            accecn_option: o.accecn_option.or(self.accecn_option),
             ecn_response: o.ecn_response.or(self.ecn_response),
             rto_backoff_end: o.rto_backoff_end.or(self.rto_backoff_end),
             loss_response: o.loss_response.or(self.loss_response),
@@ -477,6 +483,7 @@ impl TcpConfig {
                 EcnPlusName::Rfc5562 => EcnPlus::Rfc5562,
             },
             ecn_feedback: self.ecn_feedback.unwrap_or_default(),
+            accecn_option: self.accecn_option.unwrap_or_default(),
             ecn_response: self.ecn_response.unwrap_or_default(),
             rto_backoff_end: self.rto_backoff_end.unwrap_or_default(),
             loss_response: self.loss_response.unwrap_or_default(),
@@ -530,6 +537,7 @@ impl TcpConfig {
             // Written only when not the default, so that runs stored before the option existed
             // keep their identity (a run's id hashes its filled scenario).
             ecn_feedback: self.ecn_feedback.filter(|f| *f != EcnFeedback::Rfc3168),
+            accecn_option: (p.ecn_feedback == EcnFeedback::Accecn).then_some(p.accecn_option),
             ecn_response: self.ecn_response.filter(|r| *r != EcnResponse::Rfc3168),
             rto_backoff_end: self.rto_backoff_end.filter(|r| *r != RtoBackoffEnd::RttSample),
             loss_response: self.loss_response.filter(|r| *r != LossResponse::Rfc5681),
@@ -733,6 +741,10 @@ impl TcpConfig {
         if self.ecn_response == Some(EcnResponse::Ns2) {
             check(!cubic && !dctcp, &format!("{path}.ecn_response"), "ns2", "ns-2's FullTcp response needs congestion_control = \"newreno\" or \"reno\"")?;
             check(self.abe != Some(true), &format!("{path}.ecn_response"), "ns2", "ns-2's FullTcp response halves the window: it cannot be combined with abe = true")?;
+        }
+        if let Some(m) = self.accecn_option {
+            let name = serde_json::to_value(m).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default();
+            check(p.ecn_feedback == EcnFeedback::Accecn, &format!("{path}.accecn_option"), name, "applies only with ecn_feedback = \"accecn\"")?;
         }
         if p.ecn_feedback == EcnFeedback::Accecn && p.ecn_response == EcnResponse::Ns2 {
             check(false, &format!("{path}.ecn_response"), "ns2", "ns-2's FullTcp response answers RFC 3168's echo: it cannot be combined with ecn_feedback = \"accecn\"")?;

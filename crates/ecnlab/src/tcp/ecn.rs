@@ -27,9 +27,25 @@
 //! controller.
 
 use super::accecn::{ace_of, ace_flags, handshake_encoding, synack_feedback, AccEcn};
+use super::params::AccEcnOptionMode;
 pub use super::window::AckSignal;
 use super::window::RttInfo;
-use crate::packet::{flags, Ecn, Packet};
+use crate::packet::{flags, AccEcnOption, Ecn, Packet};
+
+/// What the sender knows of an arriving ACK when it decodes its feedback.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AckFacts {
+    /// Bytes the ACK delivered (cumulatively acknowledged plus newly SACKed).
+    pub delivered: u64,
+    /// Not superseded: its cumulative ACK is not below SND.UNA.
+    pub fresh: bool,
+    /// A duplicate ACK without SACK.
+    pub dupack: bool,
+    /// SND.UNA moved.
+    pub advanced: bool,
+    /// SMSS.
+    pub mss: u64,
+}
 
 /// What the ECN feedback of one ACK tells the sender.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -134,7 +150,7 @@ impl Feedback {
         }
         if synack_feedback(synack).is_some() {
             self.negotiated = true;
-            let mut a = AccEcn::default();
+            let mut a = AccEcn::client();
             a.on_synack(synack.ecn);
             self.accecn = Some(a);
         } else {
@@ -187,6 +203,17 @@ impl Feedback {
         if let Some(a) = &mut self.accecn {
             a.on_segment(pkt.ecn, pkt.payload);
         }
+    }
+
+    /// Receiver with AccECN: the AccECN option for an outgoing ACK, if `mode` sends one now
+    /// and it fits beside `other_option_bytes` (RFC 9768 3.2.3.3).
+    pub fn take_option(&mut self, mode: AccEcnOptionMode, other_option_bytes: u32) -> Option<AccEcnOption> {
+        self.accecn.as_mut().and_then(|a| a.take_option(mode, other_option_bytes))
+    }
+
+    /// Server with AccECN: the option on its SYN-ACK (RFC 9768 3.2.3.2.1).
+    pub fn synack_option(&self, mode: AccEcnOptionMode) -> Option<AccEcnOption> {
+        self.accecn.as_ref().and_then(|a| a.synack_option(mode))
     }
 
     /// Receiver with AccECN: an ACK is due now (RFC 9768 3.2.2.5.1).
@@ -258,17 +285,16 @@ impl Feedback {
         self.negotiated && self.accecn.is_none() && ack.has(flags::ECE)
     }
 
-    /// Sender: the feedback of an ACK that delivered `delivered` bytes. With AccECN its ACE
-    /// field is decoded when the ACK is not superseded (`fresh`: not below SND.UNA);
-    /// `dupack`: a duplicate ACK without SACK; `advanced`: SND.UNA moved.
-    pub fn on_ack(&mut self, ack: &Packet, delivered: u64, fresh: bool, dupack: bool, advanced: bool, mss: u64) -> Echo {
+    /// Sender: the feedback of an ACK (and its AccECN option, if any). With AccECN its ACE
+    /// field and option are decoded when the ACK is not superseded.
+    pub fn on_ack(&mut self, ack: &Packet, opt: Option<AccEcnOption>, facts: AckFacts) -> Echo {
         match &mut self.accecn {
             None => {
                 let ece = self.negotiated && ack.has(flags::ECE);
-                Echo { ece, ce_bytes: if ece { delivered } else { 0 } }
+                Echo { ece, ce_bytes: if ece { facts.delivered } else { 0 } }
             }
-            Some(a) if fresh => {
-                let d = a.on_ack(ack, delivered, dupack, advanced, mss);
+            Some(a) if facts.fresh => {
+                let d = a.on_ack(ack, opt, facts.delivered, facts.dupack, facts.advanced, facts.mss);
                 Echo { ece: d.packets > 0, ce_bytes: d.bytes }
             }
             Some(_) => Echo::default(),
@@ -352,10 +378,11 @@ mod tests {
         let mut tx = Feedback { negotiated: true, ..Default::default() };
         tx.window_reduced(false);
         assert_eq!((tx.take_cwr(), tx.take_cwr()), (flags::CWR, 0));
-        let echo = tx.on_ack(&seg(flags::ACK | flags::ECE, Ecn::NotEct), 3000, true, false, true, 1000);
+        let facts = AckFacts { delivered: 3000, fresh: true, dupack: false, advanced: true, mss: 1000 };
+        let echo = tx.on_ack(&seg(flags::ACK | flags::ECE, Ecn::NotEct), None, facts);
         let sig = tx.signal(3000, echo, RttInfo::default());
         assert_eq!((sig.delivered_bytes, sig.ce_bytes, sig.ece), (3000, 3000, true));
-        let echo = tx.on_ack(&seg(flags::ACK, Ecn::NotEct), 3000, true, false, true, 1000);
+        let echo = tx.on_ack(&seg(flags::ACK, Ecn::NotEct), None, facts);
         assert_eq!(tx.signal(3000, echo, RttInfo::default()).ce_bytes, 0);
     }
 

@@ -34,7 +34,7 @@ use super::controller::Controller;
 use super::cubic::Cubic;
 use super::dctcp::Dctcp;
 use super::prague::Prague;
-use super::ecn::{Echo, EchoMode, Feedback};
+use super::ecn::{AckFacts, Echo, EchoMode, Feedback};
 use super::hystart::{HystartKind, HystartStats};
 use super::params::{
     CcKind, DelayedAckPolicy, EcnFeedback, EcnMinWindow, EcnPlus, EcnResponse, LossResponse, RtoBackoffEnd, RtoEstimator, TcpParams, TimeoutSsthresh,
@@ -43,7 +43,7 @@ use super::rtt::RttEstimator;
 use super::rack::{probe_timeout, Rack, Tlp};
 use super::sack::{insert_range, NextSeg, Prr, SackBlocks, SackReceiver, Scoreboard};
 use crate::engine::SimTime;
-use crate::packet::{flags, Direction, Ecn, Packet, PacketId, PacketKind, PacketPool};
+use crate::packet::{flags, AccEcnOption, Direction, Ecn, Packet, PacketId, PacketKind, PacketPool};
 
 /// Connection states, spelled as in RFC 793.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -427,6 +427,12 @@ impl Endpoint {
         self.ecn.accecn_state().map(|a| (a.s_cep - 5, (a.r_cep - 5) as u64))
     }
 
+    /// With AccECN: the CE-marked bytes the sender has given its controller, and the CE-marked
+    /// payload bytes this end has received (r.ceb).
+    pub fn accecn_ce_bytes(&self) -> Option<(u64, u64)> {
+        self.ecn.accecn_state().map(|a| (a.ce_bytes_reported, a.r_ceb))
+    }
+
     /// DCTCP's estimate of the marked fraction (alpha), for a DCTCP sender.
     pub fn dctcp_alpha(&self) -> Option<f64> {
         self.cc.dctcp_alpha()
@@ -486,6 +492,11 @@ impl Endpoint {
     /// retransmissions that loss recovery starts): call [`Endpoint::flush`] after the
     /// application has reacted to the returned events.
     pub fn on_segment(&mut self, pkt: &Packet, sack: &SackBlocks, ctx: &mut SegmentCtx) -> TcpEvents {
+        self.on_segment_with(pkt, sack, None, ctx)
+    }
+
+    /// [`Endpoint::on_segment`] for a segment that may carry an AccECN option.
+    pub fn on_segment_with(&mut self, pkt: &Packet, sack: &SackBlocks, opt: Option<AccEcnOption>, ctx: &mut SegmentCtx) -> TcpEvents {
         let mut ev = TcpEvents::default();
         let syn = pkt.has(flags::SYN);
         let ack = pkt.has(flags::ACK);
@@ -551,7 +562,7 @@ impl Endpoint {
                     self.stats.ecn_reductions += 1;
                 }
                 ev.established = true;
-                self.process_ack(pkt, sack, ctx, &mut ev);
+                self.process_ack(pkt, sack, opt, ctx, &mut ev);
                 self.process_data(pkt, ctx, &mut ev);
                 self.accecn_ack_check();
             }
@@ -559,7 +570,7 @@ impl Endpoint {
             (_, false, _) => {
                 self.ecn.count_arrival(pkt);
                 if ack {
-                    self.process_ack(pkt, sack, ctx, &mut ev);
+                    self.process_ack(pkt, sack, opt, ctx, &mut ev);
                 }
                 self.process_data(pkt, ctx, &mut ev);
                 self.accecn_ack_check();
@@ -610,7 +621,7 @@ impl Endpoint {
         self.update_pacing_rate(p);
     }
 
-    fn process_ack(&mut self, pkt: &Packet, sack: &SackBlocks, ctx: &mut SegmentCtx, ev: &mut TcpEvents) {
+    fn process_ack(&mut self, pkt: &Packet, sack: &SackBlocks, opt: Option<AccEcnOption>, ctx: &mut SegmentCtx, ev: &mut TcpEvents) {
         let ack = pkt.ack;
         if ack > self.snd_max {
             return; // acknowledges something never sent
@@ -618,13 +629,13 @@ impl Endpoint {
         // Linux's `tcp_ack` updates the pacing rate (`tcp_cong_control`) on every ACK that
         // finds data outstanding and is not older than snd_una, after the window's change.
         let prior_outstanding = ack >= self.snd_una && self.snd_max > self.snd_una;
-        self.process_ack_inner(pkt, sack, ctx, ev);
+        self.process_ack_inner(pkt, sack, opt, ctx, ev);
         if prior_outstanding {
             self.update_pacing_rate(ctx.params);
         }
     }
 
-    fn process_ack_inner(&mut self, pkt: &Packet, sack: &SackBlocks, ctx: &mut SegmentCtx, ev: &mut TcpEvents) {
+    fn process_ack_inner(&mut self, pkt: &Packet, sack: &SackBlocks, opt: Option<AccEcnOption>, ctx: &mut SegmentCtx, ev: &mut TcpEvents) {
         let ack = pkt.ack;
         // RFC 6937 DeliveredData: the change in snd_una plus the change in SACKed bytes.
         let delivered_before = self.snd_una + self.board.sacked_bytes;
@@ -650,7 +661,8 @@ impl Endpoint {
             && self.snd_max > self.snd_una
             && !wnd_changed;
         // RFC 3168's ECE, or AccECN's count (decoded unless the ACK is superseded).
-        let echo = self.ecn.on_ack(pkt, delivered, ack >= self.snd_una, is_dupack && !self.sack_ok, ack > self.snd_una, mss);
+        let facts = AckFacts { delivered, fresh: ack >= self.snd_una, dupack: is_dupack && !self.sack_ok, advanced: ack > self.snd_una, mss };
+        let echo = self.ecn.on_ack(pkt, opt, facts);
         let ece = echo.ece;
         let ns2_loss = ctx.params.loss_response == LossResponse::Ns2;
         let mut signalled = false;
@@ -1730,12 +1742,22 @@ impl Endpoint {
             hop: 0,
             enqueued_at: 0,
         };
-        let id = if self.sack_ok && f & flags::ACK != 0 && (!self.ooo.is_empty() || self.sack_rx.has_dsack()) {
-            let blocks = self.sack_rx.blocks(&self.ooo);
-            ctx.pool.alloc_with_sack(Packet { size: p.size + blocks.option_bytes(), ..p }, &blocks)
-        } else {
-            ctx.pool.alloc(p)
+        let sack = (self.sack_ok && f & flags::ACK != 0 && (!self.ooo.is_empty() || self.sack_rx.has_dsack())).then(|| self.sack_rx.blocks(&self.ooo));
+        let sack_bytes = sack.map_or(0, |b| b.option_bytes());
+        // AccECN's option (RFC 9768 3.2.3), on ACKs when its rules say so and on the SYN-ACK.
+        let opt = match (self.ecn.accecn(), f & (flags::ACK | flags::SYN)) {
+            (true, flags::ACK) => self.ecn.take_option(ctx.params.accecn_option, sack_bytes),
+            (true, _) if f & flags::ACK != 0 => self.ecn.synack_option(ctx.params.accecn_option),
+            _ => None,
         };
+        let p = Packet { size: p.size + sack_bytes + opt.map_or(0, |o| o.option_bytes()), ..p };
+        let id = match sack {
+            Some(blocks) => ctx.pool.alloc_with_sack(p, &blocks),
+            None => ctx.pool.alloc(p),
+        };
+        if let Some(o) = opt {
+            ctx.pool.set_accecn(id, o);
+        }
         ctx.out.push(id);
         if f & flags::ACK != 0 {
             // Linux (tcp_event_ack_sent, tcp_dec_quickack_mode): an ACK that was owed uses up
@@ -1761,6 +1783,7 @@ mod tests {
     use super::*;
     use crate::engine::time::{NS_PER_MS, NS_PER_S};
     use crate::tcp::accecn;
+    use crate::tcp::params::AccEcnOptionMode;
 
     fn params() -> TcpParams {
         TcpParams {
@@ -1794,6 +1817,7 @@ mod tests {
             ecn: false,
             ecn_plus: EcnPlus::Off,
             ecn_feedback: EcnFeedback::Rfc3168,
+            accecn_option: AccEcnOptionMode::Rfc9768,
             ecn_response: EcnResponse::Rfc3168,
             rto_backoff_end: RtoBackoffEnd::RttSample,
             loss_response: LossResponse::Rfc5681,
@@ -1806,6 +1830,7 @@ mod tests {
     struct Seg {
         pkt: Packet,
         sack: SackBlocks,
+        opt: Option<AccEcnOption>,
     }
 
     impl std::ops::Deref for Seg {
@@ -1837,15 +1862,15 @@ mod tests {
             let e = if server { &mut self.s } else { &mut self.c };
             f(e, &mut ctx);
             e.flush(&mut ctx);
-            out.iter().map(|&id| Seg { pkt: *self.pool.get(id), sack: self.pool.sack(id) }).collect()
+            out.iter().map(|&id| Seg { pkt: *self.pool.get(id), sack: self.pool.sack(id), opt: self.pool.accecn(id) }).collect()
         }
         /// Delivers a packet without SACK blocks.
         fn deliver(&mut self, to_server: bool, pkt: &Packet) -> Vec<Seg> {
-            self.deliver_seg(to_server, &Seg { pkt: *pkt, sack: SackBlocks::EMPTY })
+            self.deliver_seg(to_server, &Seg { pkt: *pkt, sack: SackBlocks::EMPTY, opt: None })
         }
         fn deliver_seg(&mut self, to_server: bool, seg: &Seg) -> Vec<Seg> {
             self.on(to_server, |e, ctx| {
-                e.on_segment(&seg.pkt, &seg.sack, ctx);
+                e.on_segment_with(&seg.pkt, &seg.sack, seg.opt, ctx);
             })
         }
         /// Handshake without loss; returns the client's first segment after it.
@@ -3687,9 +3712,9 @@ mod tests {
     fn accecn_counts_every_mark_through_ack_thinning_and_runs_of_lost_acks() {
         // A DCTCP sender whose alpha starts at 0 and moves slowly (g = 1/256) hardly reduces its
         // window for the marks, so from the start windows of 64 segments (the receiver's
-        // window) and their ACKs are in flight.
+        // window) and their ACKs are in flight. The ACE field alone: no AccECN option.
         let bytes = 1_000_000;
-        let sender = TcpParams { initial_window_segments: 64, ..dctcp(1.0 / 256.0, 0.0) };
+        let sender = TcpParams { initial_window_segments: 64, accecn_option: AccEcnOptionMode::Off, ..dctcp(1.0 / 256.0, 0.0) };
         let counts = |pair: &Pair| (pair.s.accecn_ce_counts().unwrap().0, pair.c.accecn_ce_counts().unwrap().1);
         // ACK thinning as a middlebox does it: of the ACKs with a later one behind them, two of
         // every three are dropped; 30% of the segments marked at random.
@@ -3748,5 +3773,76 @@ mod tests {
         assert!((alpha - 0.1).abs() < 0.015, "mean alpha {alpha}");
         assert_eq!(pair.s.accecn_ce_counts().unwrap().0, marked);
         assert_eq!(pair.s.stats.rtos, 0);
+    }
+
+    #[test]
+    fn the_accecn_option_makes_the_ce_byte_count_exact_across_ack_loss() {
+        // The runs of lost ACKs over sparse marks that the ACE field alone over-counts: with
+        // RFC 9768's option scheme (and with `full`) the ECEB field gives the marked bytes
+        // exactly, and Appendix A.2.2 the packets too; with the option off the sender
+        // over-counts both.
+        let sender = TcpParams { initial_window_segments: 64, ..dctcp(1.0 / 256.0, 0.0) };
+        let (mss, bytes) = (1000, 1_000_000);
+        let runs = [(300u64, 320u64), (500, 524)];
+        let in_run = |ack: u64| runs.iter().any(|&(a, b)| ack > 1 + a * mss && ack <= 1 + b * mss);
+        let mut results = Vec::new();
+        for mode in [AccEcnOptionMode::Rfc9768, AccEcnOptionMode::Full, AccEcnOptionMode::Minimum, AccEcnOptionMode::Off] {
+            let mut seen = std::collections::HashSet::new();
+            let p = TcpParams { accecn_option: mode, ..sender.clone() };
+            let (pair, marked, _) = accecn_transfer(p, bytes, |k| k.is_multiple_of(7), |_, ack, _| in_run(ack) && seen.insert(ack));
+            let (reported, r_ceb) = (pair.s.accecn_ce_bytes().unwrap().0, pair.c.accecn_ce_bytes().unwrap().1);
+            let packets = pair.s.accecn_ce_counts().unwrap().0;
+            eprintln!("{mode:?}: {marked} marks = {r_ceb} bytes; the sender counted {packets} marks, {reported} bytes");
+            assert_eq!(r_ceb, marked * mss);
+            results.push((mode, marked, packets, reported, r_ceb));
+        }
+        // `minimum` sends the option only when r.ceb moved since the last option, so an ACK
+        // after the run may lack it: in between.
+        let off = results[3].3;
+        for &(mode, marked, packets, reported, r_ceb) in &results {
+            match mode {
+                AccEcnOptionMode::Off => assert!(reported > r_ceb && packets > marked, "{mode:?}: the ACE field alone over-counts"),
+                AccEcnOptionMode::Minimum => assert!(reported >= r_ceb && reported < off, "{mode:?}"),
+                _ => assert_eq!((packets, reported), (marked, r_ceb), "{mode:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn accecn_options_ride_where_the_scheme_says_and_count_in_the_segment_size() {
+        // RFC 9768's scheme: the SYN-ACK, the client's first ACK and first data segment carry
+        // all three fields (12 bytes); afterwards a segment carries the option only when a byte
+        // counter moved since the last ACK, with the fields that ever moved (EE0B alone: 8
+        // bytes, length 5), and the option's bytes are in the segment's size.
+        let p = accecn(TcpParams { initial_window_segments: 4, ..params() });
+        let mut pair = Pair::new(p.clone());
+        let syn = pair.on(false, |e, ctx| e.connect(ctx));
+        let synack = pair.deliver(true, &syn[0]);
+        assert_eq!(synack[0].opt.map(|o| (o.fields, o.ee0b, o.eceb, o.ee1b)), Some((3, 1, 0, 1)));
+        assert_eq!(synack[0].size, 40 + 12);
+        let after = pair.deliver_seg(false, &synack[0]);
+        assert_eq!(after[0].opt.map(|o| o.fields), Some(3), "the first ACK");
+        pair.deliver_seg(true, &after[0]);
+        let request = pair.on(false, |e, _| e.write(1000));
+        assert_eq!((request[0].opt.map(|o| o.fields), request[0].size), (Some(3), 1000 + 40 + 12), "the first data segment");
+        pair.deliver_seg(true, &request[0]);
+        let d = pair.on(true, |e, _| e.write(4000));
+        let o = d[0].opt.unwrap();
+        assert_eq!((o.order1, o.fields, o.ee0b, d[0].size), (false, 1, 1001, 1000 + 40 + 8), "EE0B has moved");
+        assert!(d[1..].iter().all(|s| s.opt.is_none() && s.size == 1040), "nothing new received: no option");
+        let mut acks: Vec<Seg> = d[..2].iter().flat_map(|s| pair.deliver_seg(false, s)).collect();
+        assert_eq!(acks.iter().map(|a| (a.opt.map(|o| (o.fields, o.ee0b)), a.size)).collect::<Vec<_>>(), [(Some((1, 2001)), 48)]);
+        // A CE mark adds ECEB: the fields up to it (length 8, 8 bytes).
+        let mut seg = d[2];
+        seg.pkt.ecn = Ecn::Ce;
+        acks = pair.deliver_seg(false, &seg);
+        let o = acks.iter().find_map(|a| a.opt).unwrap();
+        assert_eq!((o.fields, o.eceb(), o.ee0b()), (2, Some(1000), Some(2001)));
+        // Full: all three fields on every ACK.
+        let mut pair = Pair::new(TcpParams { accecn_option: AccEcnOptionMode::Full, ..p });
+        pair.establish();
+        let d = pair.on(true, |e, _| e.write(4000));
+        let acks: Vec<Seg> = d.iter().flat_map(|s| pair.deliver_seg(false, s)).collect();
+        assert!(!acks.is_empty() && acks.iter().all(|a| a.opt.map(|o| o.fields) == Some(3) && a.size == 52));
     }
 }

@@ -59,6 +59,24 @@ pub enum EcnFeedback {
     Accecn,
 }
 
+/// When an AccECN receiver sends the AccECN option (RFC 9768 section 3.2.3) and which fields.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum AccEcnOptionMode {
+    /// RFC 9768's recommended simple scheme (3.2.3.3): on the SYN-ACK, on the client's first
+    /// ACK and first data segment (3.2.3.2.1), and on every ACK after a byte counter changed
+    /// since the last ACK, with a field for every counter that has ever changed.
+    #[default]
+    Rfc9768,
+    /// Every segment with ACK carries all three fields (12 bytes).
+    Full,
+    /// The handshake's options, then only when the CE byte counter changed since the last
+    /// option, with the fields up to ECEB (8 bytes).
+    Minimum,
+    /// Never (the peer's options are still read).
+    Off,
+}
+
 /// How a sender reduces its window on an ECN echo.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
@@ -246,6 +264,8 @@ pub struct TcpParams {
     pub ecn_plus: EcnPlus,
     /// The feedback asked for (client) or accepted (server) when `ecn` is on.
     pub ecn_feedback: EcnFeedback,
+    /// With AccECN: when this end's receiver sends the AccECN option.
+    pub accecn_option: AccEcnOptionMode,
     pub ecn_response: EcnResponse,
     pub rto_backoff_end: RtoBackoffEnd,
     pub loss_response: LossResponse,
