@@ -98,6 +98,10 @@ def scenario(*overrides: str) -> dict[str, Any]:
         ),
         (['tcp.ecn_plus="seed"', "tcp.ecn=true"], 'tcp.ecn_plus = "seed"'),
         (
+            ["tcp.ect_fins=true", "tcp.ecn=true"],
+            "tcp.ect_fins = true: ns-2.35's FullTcp sends SYNs, pure ACKs and FINs Not-ECT",
+        ),
+        (
             ['tcp.ecn_feedback="accecn"', "tcp.ecn=true"],
             'tcp.ecn_feedback = "accecn": ns-2.35\'s FullTcp has RFC 3168\'s ECE/CWR feedback only',
         ),

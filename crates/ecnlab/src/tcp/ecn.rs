@@ -158,6 +158,11 @@ impl Feedback {
         }
     }
 
+    /// Client with AccECN: whether the SYN-ACK feeds back a CE-marked SYN (Table 2: (1, 1, 0)).
+    pub fn synack_reports_ce(&self, synack: &Packet) -> bool {
+        self.accecn.is_some() && synack_feedback(synack) == Some(Some(Ecn::Ce))
+    }
+
     /// Client with AccECN: a SYN-ACK arrived again; its pure ACK feeds back its IP-ECN field
     /// (RFC 9768 3.2.2.1).
     pub fn synack_again(&mut self, synack: &Packet) {

@@ -529,12 +529,20 @@ impl Endpoint {
                 self.ecn.accept_synack(ctx.params.ecn, ctx.params.ecn_feedback == EcnFeedback::Accecn, pkt);
                 self.set_sack(ctx.params.sack && pkt.has(flags::SACK_PERM), ctx.params);
                 self.stats.synack_ce = pkt.ecn == Ecn::Ce;
+                let syn_ce = self.ecn.synack_reports_ce(pkt);
                 // RFC 5562 3.2: echo a CE-marked SYN-ACK on the ACK (seed 000's client ignores it).
                 // AccECN feeds it back in the ACK's handshake encoding and in its counter.
                 if self.stats.synack_ce && self.ecn.negotiated && !self.ecn.accecn() && ctx.params.ecn_plus == EcnPlus::Rfc5562 {
                     self.ecn.start_echo();
                 }
                 self.handshake_done(ctx);
+                if syn_ce {
+                    // ECN++ (draft-ietf-tcpm-generalized-ecn, the SYN's congestion response):
+                    // the SYN-ACK says the ECT SYN was CE-marked: start from one segment.
+                    self.w.cwnd = self.w.mss;
+                    self.ecn_recover = self.snd_max;
+                    self.stats.ecn_reductions += 1;
+                }
                 self.ack_now = true;
                 ev.established = true;
             }
@@ -1491,7 +1499,8 @@ impl Endpoint {
         if self.ecn.handshake_ack_owed() {
             // RFC 9768 3.2.2.1: the SYN-ACK's IP-ECN field goes back on a pure ACK before any
             // data (the request then follows on its own segment).
-            self.emit(ctx, self.snd_nxt, 0, flags::ACK, PacketKind::Ack, Ecn::NotEct);
+            let ecn = self.pure_ack_codepoint(ctx.params);
+            self.emit(ctx, self.snd_nxt, 0, flags::ACK, PacketKind::Ack, ecn);
         }
         if matches!(
             self.state,
@@ -1506,10 +1515,21 @@ impl Endpoint {
         }
         self.new_data_held = false;
         if self.ack_now {
-            self.emit(ctx, self.snd_nxt, 0, flags::ACK, PacketKind::Ack, Ecn::NotEct);
+            let ecn = self.pure_ack_codepoint(ctx.params);
+            self.emit(ctx, self.snd_nxt, 0, flags::ACK, PacketKind::Ack, ecn);
         }
         if self.rack_on && (self.pto_rearm || self.in_recovery || self.snd_una >= self.snd_max) {
             self.arm_probe_timer(ctx.now);
+        }
+    }
+
+    /// The codepoint of a pure ACK: Not-ECT (RFC 3168 6.1.4), ECT on AccECN connections with
+    /// ECN++'s `ect_pure_acks` (only AccECN counts marks on pure ACKs).
+    fn pure_ack_codepoint(&self, p: &TcpParams) -> Ecn {
+        if p.ect_pure_acks && self.ecn.accecn() {
+            self.ecn.data_codepoint()
+        } else {
+            Ecn::NotEct
         }
     }
 
@@ -1680,7 +1700,9 @@ impl Endpoint {
             self.pto_rearm |= !again;
         }
         self.pace_after_send(ctx.now, 0, ctx.params);
-        self.emit(ctx, self.app_end, 0, flags::ACK | flags::FIN, PacketKind::Fin, Ecn::NotEct);
+        // ECN++: an ECN-capable FIN with `ect_fins`, else Not-ECT (RFC 3168 6.1.4).
+        let ecn = if ctx.params.ect_fins { self.ecn.data_codepoint() } else { Ecn::NotEct };
+        self.emit(ctx, self.app_end, 0, flags::ACK | flags::FIN, PacketKind::Fin, ecn);
         if self.rto_at == OFF {
             self.rto_at = ctx.now + self.rtt.rto();
         }
@@ -1708,6 +1730,14 @@ impl Endpoint {
             self.stats.first_syn_at = ctx.now;
         }
         self.stats.last_syn_at = ctx.now;
+        // ECN++ (the generalized-ECN draft): a client that asks for AccECN may send its first
+        // SYN ECN-capable (a retransmitted one goes Not-ECT, in case ECT SYNs are what is lost).
+        let p = ctx.params;
+        if kind == PacketKind::Syn && p.ect_syn && p.ecn && p.ecn_feedback == EcnFeedback::Accecn && self.stats.handshake_retx == 0 {
+            self.emit(ctx, 0, 0, f, kind, p.ect_codepoint);
+            self.rto_at = ctx.now + self.rtt.rto();
+            return;
+        }
         // ECN+ (seed 000, RFC 5562): the SYN-ACK of an ECN-setup connection is ECT(0); RFC 5562
         // sends a retransmitted one Not-ECT.
         let ect = kind == PacketKind::SynAck
@@ -1803,6 +1833,9 @@ mod tests {
             limited_transmit: false,
             restart_after_idle: false,
             ect_retransmissions: false,
+            ect_syn: false,
+            ect_pure_acks: false,
+            ect_fins: false,
             ect_codepoint: Ecn::Ect0,
             sack: false,
             prr: false,
@@ -3844,5 +3877,78 @@ mod tests {
         let d = pair.on(true, |e, _| e.write(4000));
         let acks: Vec<Seg> = d.iter().flat_map(|s| pair.deliver_seg(false, s)).collect();
         assert!(!acks.is_empty() && acks.iter().all(|a| a.opt.map(|o| o.fields) == Some(3) && a.size == 52));
+    }
+
+    /// ECN++ on both ends as `ecn_plus_plus = true` resolves it, over AccECN.
+    fn ecn_plus_plus() -> TcpParams {
+        accecn(TcpParams { ect_syn: true, ect_pure_acks: true, ect_fins: true, ect_retransmissions: true, ecn_plus: EcnPlus::Rfc5562, ..params() })
+    }
+
+    #[test]
+    fn ecn_plus_plus_answers_a_ce_marked_syn_as_the_draft_says() {
+        // The client's first SYN is ECT(0); a CE mark on it comes back in the SYN-ACK's flags
+        // (AccECN's (1, 1, 0)) and the client starts from one segment; the server, whose
+        // SYN-ACK was not marked, keeps its initial window. Unmarked, both keep theirs.
+        for marked in [true, false] {
+            let p = ecn_plus_plus();
+            let mut pair = Pair::new(p.clone());
+            let mut syn = pair.on(false, |e, ctx| e.connect(ctx))[0];
+            assert_eq!((syn.ecn, accecn::ace_of(&syn)), (Ecn::Ect0, 0b111));
+            if marked {
+                syn.pkt.ecn = Ecn::Ce;
+            }
+            let synack = pair.deliver_seg(true, &syn);
+            assert_eq!(accecn::ace_of(&synack[0]), if marked { 0b110 } else { 0b100 });
+            assert_eq!(synack[0].ecn, Ecn::Ect0, "ECN++ implies RFC 5562's ECT SYN-ACK");
+            let after = pair.deliver_seg(false, &synack[0]);
+            let iw = p.initial_window_bytes();
+            assert_eq!(pair.c.window().cwnd, if marked { 1000 } else { iw });
+            assert_eq!(pair.c.stats.ecn_reductions, marked as u32);
+            // The pure ACK of the SYN-ACK is ECT(0) and feeds back the SYN-ACK's ECT(0).
+            assert_eq!((after[0].payload, after[0].ecn, accecn::ace_of(&after[0])), (0, Ecn::Ect0, 0b100));
+            pair.deliver_seg(true, &after[0]);
+            assert_eq!(pair.s.window().cwnd, iw);
+            assert_eq!(pair.s.accecn_ce_counts(), Some((0, 0)), "a CE SYN is not counted in r.cep");
+        }
+        // A retransmitted SYN is Not-ECT; without ECN++ the SYN is Not-ECT.
+        let mut pair = Pair::new(ecn_plus_plus());
+        pair.on(false, |e, ctx| e.connect(ctx));
+        pair.now = pair.c.rto_at;
+        let again = pair.on(false, |e, ctx| {
+            e.on_rto(ctx);
+        });
+        assert_eq!((again[0].kind, again[0].ecn), (PacketKind::Syn, Ecn::NotEct));
+        let mut pair = Pair::new(accecn(params()));
+        assert_eq!(pair.on(false, |e, ctx| e.connect(ctx))[0].ecn, Ecn::NotEct);
+    }
+
+    #[test]
+    fn ecn_plus_plus_sends_pure_acks_and_fins_ecn_capable_and_counts_marks_on_acks() {
+        let mut pair = Pair::new(TcpParams { initial_window_segments: 10, ..ecn_plus_plus() });
+        pair.establish();
+        // Server data, client ACKs: ECT(0) pure ACKs; three CE-marked ones raise the server's
+        // r.cep by three and, with no data unacknowledged, make it acknowledge them (RFC 9768
+        // 3.2.2.5.1, n = 3), carrying the count back.
+        let data = pair.on(true, |e, _| e.write(10_000));
+        let acks: Vec<Seg> = data.iter().flat_map(|s| pair.deliver_seg(false, s)).collect();
+        assert!(acks.len() >= 3 && acks.iter().all(|a| a.payload == 0 && a.ecn == Ecn::Ect0));
+        let mut replies = Vec::new();
+        for a in acks.iter().take(3) {
+            let mut a = *a;
+            a.pkt.ecn = Ecn::Ce;
+            replies.extend(pair.deliver_seg(true, &a));
+        }
+        assert_eq!(pair.s.accecn_ce_counts().map(|c| c.1), Some(3));
+        let ack_of_acks = replies.iter().find(|r| r.payload == 0).expect("an ACK of the marked ACKs");
+        assert_eq!(accecn::ace_of(ack_of_acks), (5 + 3) % 8);
+        // FINs are ECT(0).
+        let fin = pair.on(true, |e, _| e.close());
+        assert!(fin.iter().any(|s| s.has(flags::FIN) && s.ecn == Ecn::Ect0));
+        // Without ECN++ the same ACKs are Not-ECT.
+        let mut pair = Pair::new(accecn(params()));
+        pair.establish();
+        let data = pair.on(true, |e, _| e.write(6000));
+        let acks: Vec<Seg> = data.iter().flat_map(|s| pair.deliver_seg(false, s)).collect();
+        assert!(acks.iter().all(|a| a.ecn == Ecn::NotEct));
     }
 }

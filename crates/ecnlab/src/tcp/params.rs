@@ -243,9 +243,16 @@ pub struct TcpParams {
     /// `tcp_pacing_ss_ratio`, 200) and otherwise (`tcp_pacing_ca_ratio`, 120).
     pub pacing_ss_ratio_percent: u32,
     pub pacing_ca_ratio_percent: u32,
-    /// Retransmissions are ECN-capable (ns-2's FullTcp, ns-3); RFC 3168 6.1.5 says they are
-    /// not.
+    /// Retransmissions are ECN-capable (ns-2's FullTcp, ns-3; ECN++); RFC 3168 6.1.5 says they
+    /// are not.
     pub ect_retransmissions: bool,
+    /// ECN++ (draft-ietf-tcpm-generalized-ecn): the first SYN of a client that asks for AccECN
+    /// is ECN-capable.
+    pub ect_syn: bool,
+    /// ECN++: pure ACKs are ECN-capable on AccECN connections.
+    pub ect_pure_acks: bool,
+    /// ECN++: FINs are ECN-capable on ECN connections.
+    pub ect_fins: bool,
     /// The codepoint of ECN-capable data: ECT(0) (RFC 3168, RFC 8257) or ECT(1) (L4S, RFC 9331).
     pub ect_codepoint: Ecn,
     /// SACK (RFC 2018) offered in the handshake; when both ends have it, RFC 6675 recovery.
