@@ -126,6 +126,27 @@ impl Packet {
     pub fn has(&self, flag: u16) -> bool {
         self.flags & flag != 0
     }
+
+    /// For tests: a pure ACK of `ack` from client to server with flags ACK and `f`, 40 bytes,
+    /// Not-ECT.
+    #[cfg(test)]
+    pub fn test_ack(ack: u64, f: u16) -> Packet {
+        Packet {
+            flow: 0,
+            flow_gen: 0,
+            seq: 1,
+            ack,
+            payload: 0,
+            size: 40,
+            wnd: 64_000,
+            flags: flags::ACK | f,
+            ecn: Ecn::NotEct,
+            kind: PacketKind::Ack,
+            dir: Direction::Up,
+            hop: 0,
+            enqueued_at: 0,
+        }
+    }
 }
 
 /// SACK option blocks (RFC 2018) of a segment: see `tcp::sack`.
@@ -308,21 +329,7 @@ mod tests {
         assert_eq!((opt(true, 2).ee0b(), opt(true, 2).ee1b(), opt(true, 2).eceb()), (None, Some(3), Some(2)));
         assert_eq!((opt(true, 3).ee0b(), opt(false, 3).ee1b()), (Some(1), Some(3)));
         let mut pool = PacketPool::new();
-        let p = Packet {
-            flow: 0,
-            flow_gen: 0,
-            seq: 0,
-            ack: 0,
-            payload: 0,
-            size: 40,
-            wnd: 0,
-            flags: flags::ACK,
-            ecn: Ecn::NotEct,
-            kind: PacketKind::Ack,
-            dir: Direction::Up,
-            hop: 0,
-            enqueued_at: 0,
-        };
+        let p = Packet::test_ack(0, 0);
         let a = pool.alloc(p);
         let b = pool.alloc(p);
         pool.set_accecn(b, opt(true, 2));

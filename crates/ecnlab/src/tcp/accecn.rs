@@ -351,7 +351,7 @@ impl AccEcn {
     /// decode its ACE field. `delivered_bytes`: cumulatively acknowledged plus newly SACKed;
     /// `dupack`: a duplicate ACK without SACK (one segment left the network); `advanced`:
     /// SND.UNA moved; `mss`: SMSS.
-    pub fn on_ack(&mut self, ack: &Packet, opt: Option<AccEcnOption>, delivered_bytes: u64, dupack: bool, advanced: bool, mss: u64) -> CeDelta {
+    pub fn on_ack(&mut self, ack: &Packet, opt: Option<&AccEcnOption>, delivered_bytes: u64, dupack: bool, advanced: bool, mss: u64) -> CeDelta {
         // Appendix A.1: each field gives the smallest non-negative increment mod 2^24.
         let field_delta = |field: Option<u32>, counter: &mut u64| {
             field.map(|f| {
@@ -429,24 +429,9 @@ fn layout_prefix(order1: bool, set: u8) -> u8 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::packet::{Direction, PacketKind};
 
     fn ack(ace: u32) -> Packet {
-        Packet {
-            flow: 0,
-            flow_gen: 0,
-            seq: 1,
-            ack: 1,
-            payload: 0,
-            size: 40,
-            wnd: 64_000,
-            flags: flags::ACK | ace_flags(ace),
-            ecn: Ecn::NotEct,
-            kind: PacketKind::Ack,
-            dir: Direction::Up,
-            hop: 0,
-            enqueued_at: 0,
-        }
+        Packet::test_ack(1, ace_flags(ace))
     }
 
     #[test]
@@ -569,21 +554,21 @@ mod tests {
     #[test]
     fn the_sender_takes_marked_bytes_from_the_option_and_its_packets_by_appendix_a_2_2() {
         let mss = 1460;
-        let opt = |ceb: u32| Some(AccEcnOption { order1: false, fields: 2, ee0b: 1, eceb: ceb, ee1b: 1 });
+        let o = |ceb: u32| AccEcnOption { order1: false, fields: 2, ee0b: 1, eceb: ceb, ee1b: 1 };
         // A.2.2's second example: d.cep = 2, dSafer = 10, d.ceb = 1460: d is safe enough.
         let mut s = AccEcn { s_cep: 7, ..AccEcn::default() };
-        let d = s.on_ack(&ack(1), opt(1460), 10 * mss, false, true, mss);
+        let d = s.on_ack(&ack(1), Some(&o(1460)), 10 * mss, false, true, mss);
         assert_eq!((d.packets, d.bytes), (2, 1460));
         // Its first: d.cep = 0, dSafer = 8, d.ceb = 1460: marks larger than an SMSS each, keep 8.
         let mut s = AccEcn::default();
-        assert_eq!(s.on_ack(&ack(5), opt(1460), 8 * mss, false, true, mss).packets, 8);
+        assert_eq!(s.on_ack(&ack(5), Some(&o(1460)), 8 * mss, false, true, mss).packets, 8);
         // The 24-bit field wraps: s.ceb 2^24 - 10, ECEB 90: 100 new bytes.
         let mut s = AccEcn { s_ceb: (1 << 24) - 10, ..AccEcn::default() };
-        assert_eq!(s.on_ack(&ack(6), opt(90), mss, false, true, mss).bytes, 100);
+        assert_eq!(s.on_ack(&ack(6), Some(&o(90)), mss, false, true, mss).bytes, 100);
         // Estimates from ACKs without the field are not counted twice.
         let mut s = AccEcn::default();
         assert_eq!(s.on_ack(&ack(6), None, mss, false, true, mss).bytes, mss);
-        assert_eq!(s.on_ack(&ack(7), opt(2000), mss, false, true, mss).bytes, 2000 - mss);
+        assert_eq!(s.on_ack(&ack(7), Some(&o(2000)), mss, false, true, mss).bytes, 2000 - mss);
         assert_eq!(s.ce_bytes_reported, 2000);
     }
 }

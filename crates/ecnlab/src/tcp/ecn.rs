@@ -284,6 +284,16 @@ impl Feedback {
         }
     }
 
+    /// RFC 3168's ECE flag for an outgoing ACK (or DCTCP's; not for AccECN).
+    #[inline]
+    pub fn echo_flag(&self) -> u16 {
+        if self.echo {
+            flags::ECE
+        } else {
+            0
+        }
+    }
+
     /// Sender: whether an arriving ACK echoes a mark (RFC 3168's ECE; false with AccECN, whose
     /// ECE bit is part of a count).
     pub fn echoes(&self, ack: &Packet) -> bool {
@@ -292,7 +302,7 @@ impl Feedback {
 
     /// Sender: the feedback of an ACK (and its AccECN option, if any). With AccECN its ACE
     /// field and option are decoded when the ACK is not superseded.
-    pub fn on_ack(&mut self, ack: &Packet, opt: Option<AccEcnOption>, facts: AckFacts) -> Echo {
+    pub fn on_ack(&mut self, ack: &Packet, opt: Option<&AccEcnOption>, facts: AckFacts) -> Echo {
         match &mut self.accecn {
             None => {
                 let ece = self.negotiated && ack.has(flags::ECE);

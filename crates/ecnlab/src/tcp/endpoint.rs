@@ -496,7 +496,7 @@ impl Endpoint {
     }
 
     /// [`Endpoint::on_segment`] for a segment that may carry an AccECN option.
-    pub fn on_segment_with(&mut self, pkt: &Packet, sack: &SackBlocks, opt: Option<AccEcnOption>, ctx: &mut SegmentCtx) -> TcpEvents {
+    pub fn on_segment_with(&mut self, pkt: &Packet, sack: &SackBlocks, opt: Option<&AccEcnOption>, ctx: &mut SegmentCtx) -> TcpEvents {
         let mut ev = TcpEvents::default();
         let syn = pkt.has(flags::SYN);
         let ack = pkt.has(flags::ACK);
@@ -629,7 +629,7 @@ impl Endpoint {
         self.update_pacing_rate(p);
     }
 
-    fn process_ack(&mut self, pkt: &Packet, sack: &SackBlocks, opt: Option<AccEcnOption>, ctx: &mut SegmentCtx, ev: &mut TcpEvents) {
+    fn process_ack(&mut self, pkt: &Packet, sack: &SackBlocks, opt: Option<&AccEcnOption>, ctx: &mut SegmentCtx, ev: &mut TcpEvents) {
         let ack = pkt.ack;
         if ack > self.snd_max {
             return; // acknowledges something never sent
@@ -643,7 +643,7 @@ impl Endpoint {
         }
     }
 
-    fn process_ack_inner(&mut self, pkt: &Packet, sack: &SackBlocks, opt: Option<AccEcnOption>, ctx: &mut SegmentCtx, ev: &mut TcpEvents) {
+    fn process_ack_inner(&mut self, pkt: &Packet, sack: &SackBlocks, opt: Option<&AccEcnOption>, ctx: &mut SegmentCtx, ev: &mut TcpEvents) {
         let ack = pkt.ack;
         // RFC 6937 DeliveredData: the change in snd_una plus the change in SACKed bytes.
         let delivered_before = self.snd_una + self.board.sacked_bytes;
@@ -1525,6 +1525,7 @@ impl Endpoint {
 
     /// The codepoint of a pure ACK: Not-ECT (RFC 3168 6.1.4), ECT on AccECN connections with
     /// ECN++'s `ect_pure_acks` (only AccECN counts marks on pure ACKs).
+    #[inline]
     fn pure_ack_codepoint(&self, p: &TcpParams) -> Ecn {
         if p.ect_pure_acks && self.ecn.accecn() {
             self.ecn.data_codepoint()
@@ -1751,11 +1752,31 @@ impl Endpoint {
         self.rto_at = ctx.now + self.rtt.rto();
     }
 
-    fn emit(&mut self, ctx: &mut SegmentCtx, seq: u64, payload: u32, mut f: u16, kind: PacketKind, ecn: Ecn) {
-        if f & (flags::ACK | flags::SYN) == flags::ACK {
-            // A SYN-ACK's ECN flags are the handshake's (`send_syn`).
-            let pure = payload == 0 && f & flags::FIN == 0 && self.ooo.is_empty();
+    /// On an AccECN connection: the ACE field of an ACK (the handshake encoding on the client's
+    /// pure ACK of the SYN-ACK) and the AccECN option it carries, if any (RFC 9768 3.2.2 and
+    /// 3.2.3); the SYN-ACK's option. Kept out of `emit`'s path for other connections.
+    #[inline(never)]
+    fn accecn_flags_and_option(&mut self, p: &TcpParams, payload: u32, mut f: u16, sack_bytes: u32) -> (u16, Option<AccEcnOption>) {
+        let opt = if f & (flags::ACK | flags::SYN) == flags::ACK {
+            let pure = payload == 0 && f & flags::FIN == 0 && sack_bytes == 0;
             f |= self.ecn.take_ack_flags(pure);
+            self.ecn.take_option(p.accecn_option, sack_bytes)
+        } else if f & flags::ACK != 0 {
+            self.ecn.synack_option(p.accecn_option)
+        } else {
+            None
+        };
+        (f, opt)
+    }
+
+    fn emit(&mut self, ctx: &mut SegmentCtx, seq: u64, payload: u32, mut f: u16, kind: PacketKind, ecn: Ecn) {
+        let sack = self.sack_ok && f & flags::ACK != 0 && (!self.ooo.is_empty() || self.sack_rx.has_dsack());
+        let mut opt = None;
+        if self.ecn.accecn() {
+            let sack_bytes = if sack { self.sack_rx.blocks(&self.ooo).option_bytes() } else { 0 };
+            (f, opt) = self.accecn_flags_and_option(ctx.params, payload, f, sack_bytes);
+        } else if f & flags::ACK != 0 {
+            f |= self.ecn.echo_flag();
         }
         let p = Packet {
             flow: self.flow,
@@ -1763,7 +1784,7 @@ impl Endpoint {
             seq,
             ack: self.rcv_nxt,
             payload,
-            size: payload + ctx.params.header_bytes,
+            size: payload + ctx.params.header_bytes + opt.map_or(0, |o| o.option_bytes()),
             wnd: self.rcv_wnd,
             flags: f,
             ecn,
@@ -1772,18 +1793,11 @@ impl Endpoint {
             hop: 0,
             enqueued_at: 0,
         };
-        let sack = (self.sack_ok && f & flags::ACK != 0 && (!self.ooo.is_empty() || self.sack_rx.has_dsack())).then(|| self.sack_rx.blocks(&self.ooo));
-        let sack_bytes = sack.map_or(0, |b| b.option_bytes());
-        // AccECN's option (RFC 9768 3.2.3), on ACKs when its rules say so and on the SYN-ACK.
-        let opt = match (self.ecn.accecn(), f & (flags::ACK | flags::SYN)) {
-            (true, flags::ACK) => self.ecn.take_option(ctx.params.accecn_option, sack_bytes),
-            (true, _) if f & flags::ACK != 0 => self.ecn.synack_option(ctx.params.accecn_option),
-            _ => None,
-        };
-        let p = Packet { size: p.size + sack_bytes + opt.map_or(0, |o| o.option_bytes()), ..p };
-        let id = match sack {
-            Some(blocks) => ctx.pool.alloc_with_sack(p, &blocks),
-            None => ctx.pool.alloc(p),
+        let id = if sack {
+            let blocks = self.sack_rx.blocks(&self.ooo);
+            ctx.pool.alloc_with_sack(Packet { size: p.size + blocks.option_bytes(), ..p }, &blocks)
+        } else {
+            ctx.pool.alloc(p)
         };
         if let Some(o) = opt {
             ctx.pool.set_accecn(id, o);
@@ -1903,7 +1917,7 @@ mod tests {
         }
         fn deliver_seg(&mut self, to_server: bool, seg: &Seg) -> Vec<Seg> {
             self.on(to_server, |e, ctx| {
-                e.on_segment_with(&seg.pkt, &seg.sack, seg.opt, ctx);
+                e.on_segment_with(&seg.pkt, &seg.sack, seg.opt.as_ref(), ctx);
             })
         }
         /// Handshake without loss; returns the client's first segment after it.
@@ -2367,21 +2381,7 @@ mod tests {
 
     /// A pure ACK from the client (towards the server).
     fn ack_to_server(ack: u64, f: u16) -> Packet {
-        Packet {
-            flow: 0,
-            flow_gen: 0,
-            seq: 1,
-            ack,
-            payload: 0,
-            size: 40,
-            wnd: 64_000,
-            flags: flags::ACK | f,
-            ecn: Ecn::NotEct,
-            kind: PacketKind::Ack,
-            dir: Direction::Up,
-            hop: 0,
-            enqueued_at: 0,
-        }
+        Packet::test_ack(ack, f)
     }
 
     #[test]
@@ -3288,6 +3288,34 @@ mod tests {
         assert!(retx.contains(&(1, 5001)), "{retx:?}");
     }
 
+    /// A wire with a fixed one-way delay and no rate limit: segments arrive in the order sent,
+    /// `one_way` after they were sent.
+    struct Wire {
+        /// (arrival, order) -> (to_server, segment)
+        q: std::collections::BTreeMap<(SimTime, u64), (bool, Seg)>,
+        order: u64,
+        one_way: SimTime,
+    }
+
+    impl Wire {
+        fn new(one_way: SimTime) -> Wire {
+            Wire { q: std::collections::BTreeMap::new(), order: 0, one_way }
+        }
+        fn send(&mut self, at: SimTime, to_server: bool, segs: Vec<Seg>) {
+            for s in segs {
+                self.order += 1;
+                self.q.insert((at + self.one_way, self.order), (to_server, s));
+            }
+        }
+        /// When the next segment arrives (`OFF`: none on the wire).
+        fn next_at(&self) -> SimTime {
+            self.q.keys().next().map_or(OFF, |k| k.0)
+        }
+        fn pop(&mut self) -> (bool, Seg) {
+            self.q.pop_first().unwrap().1
+        }
+    }
+
     /// The server sends `bytes` to the client over a network with `one_way` delay each way that
     /// loses one copy of a data segment per entry of `lost`; every timer of both ends runs.
     /// Returns the server's counters, its retransmissions (time, seq) and when it processed
@@ -3296,28 +3324,19 @@ mod tests {
         let mut pair = Pair::new(p);
         let mut lost = lost.to_vec();
         let (mut retx, mut acks_at) = (Vec::new(), Vec::new());
-        // (arrival, order, to_server, segment)
-        let mut wire: std::collections::BTreeMap<(SimTime, u64), (bool, Seg)> = std::collections::BTreeMap::new();
-        let mut order = 0;
-        let mut send = |wire: &mut std::collections::BTreeMap<(SimTime, u64), (bool, Seg)>, at: SimTime, to_server: bool, segs: Vec<Seg>| {
-            for s in segs {
-                order += 1;
-                wire.insert((at + one_way, order), (to_server, s));
-            }
-        };
+        let mut wire = Wire::new(one_way);
         let syn = pair.on(false, |e, ctx| e.connect(ctx));
-        send(&mut wire, 0, true, syn);
+        wire.send(0, true, syn);
         let mut written = false;
         while pair.s.acked_bytes() < bytes || !written {
-            let next_pkt = wire.keys().next().map_or(OFF, |k| k.0);
+            let next_pkt = wire.next_at();
             let timers = [pair.s.retransmit_timer_at(), pair.c.retransmit_timer_at(), pair.c.delack_at, pair.s.delack_at];
             let next_timer = timers.iter().copied().min().unwrap();
             let now = next_pkt.min(next_timer);
             assert!(now < 60 * NS_PER_S, "stalled");
             pair.now = now;
             if next_pkt <= next_timer {
-                let (key, (to_server, seg)) = wire.pop_first().unwrap();
-                let _ = key;
+                let (to_server, seg) = wire.pop();
                 if !to_server && seg.payload > 0 {
                     if let Some(i) = lost.iter().position(|&l| l == seg.seq) {
                         lost.remove(i);
@@ -3331,7 +3350,7 @@ mod tests {
                     acks_at.push(now);
                 }
                 let out = pair.deliver_seg(to_server, &seg);
-                send(&mut wire, now, !to_server, out);
+                wire.send(now, !to_server, out);
             } else {
                 let (server, delack) = match timers.iter().position(|&t| t == now).unwrap() {
                     0 => (true, false),
@@ -3346,12 +3365,12 @@ mod tests {
                         e.on_rto(ctx);
                     }
                 });
-                send(&mut wire, now, !server, out);
+                wire.send(now, !server, out);
             }
             if !written && pair.s.state == TcpState::Established {
                 written = true;
                 let out = pair.on(true, |e, _| e.write(bytes));
-                send(&mut wire, now, false, out);
+                wire.send(now, false, out);
             }
         }
         (pair.s.stats, retx, acks_at)
@@ -3687,25 +3706,18 @@ mod tests {
         let one_way = 5 * NS_PER_MS;
         let mut pair = Pair::new(TcpParams { initial_window_segments: p.initial_window_segments.max(10), ..accecn(p) });
         pair.establish();
-        let mut wire: std::collections::BTreeMap<(SimTime, u64), (bool, Seg)> = std::collections::BTreeMap::new();
-        let mut order = 0;
-        let mut send = |wire: &mut std::collections::BTreeMap<(SimTime, u64), (bool, Seg)>, at: SimTime, to_server: bool, segs: Vec<Seg>| {
-            for s in segs {
-                order += 1;
-                wire.insert((at + one_way, order), (to_server, s));
-            }
-        };
+        let mut wire = Wire::new(one_way);
         let first = pair.on(true, |e, _| e.write(bytes));
-        send(&mut wire, 0, false, first);
+        wire.send(0, false, first);
         let (mut marked, mut data, mut acks, mut sum, mut n) = (0u64, 0u64, 0u64, 0.0, 0u64);
         while pair.s.acked_bytes() < bytes {
-            let next_pkt = wire.keys().next().map_or(OFF, |k| k.0);
+            let next_pkt = wire.next_at();
             let timers = [pair.s.retransmit_timer_at(), pair.c.delack_at];
             let now = next_pkt.min(timers[0]).min(timers[1]);
             assert!(now < 600 * NS_PER_S, "stalled");
             pair.now = now;
             if next_pkt == now {
-                let (_, (to_server, mut seg)) = wire.pop_first().unwrap();
+                let (to_server, mut seg) = wire.pop();
                 if !to_server && seg.kind == PacketKind::Data {
                     if mark(data) {
                         seg.pkt.ecn = Ecn::Ce;
@@ -3715,7 +3727,7 @@ mod tests {
                 }
                 if to_server {
                     acks += 1;
-                    let superseded = wire.values().any(|(up, _)| *up);
+                    let superseded = wire.q.values().any(|(up, _)| *up);
                     if drop_ack(acks - 1, seg.ack, superseded) {
                         continue;
                     }
@@ -3727,15 +3739,15 @@ mod tests {
                         n += 1;
                     }
                 }
-                send(&mut wire, now, !to_server, out);
+                wire.send(now, !to_server, out);
             } else if timers[0] == now {
                 let out = pair.on(true, |e, ctx| {
                     e.on_rto(ctx);
                 });
-                send(&mut wire, now, false, out);
+                wire.send(now, false, out);
             } else {
                 let out = pair.on(false, |e, _| e.on_delack());
-                send(&mut wire, now, true, out);
+                wire.send(now, true, out);
             }
         }
         (pair, marked, sum / n.max(1) as f64)
