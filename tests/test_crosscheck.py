@@ -97,6 +97,14 @@ def scenario(*overrides: str) -> dict[str, Any]:
             'tcp.timeout_ssthresh = "once_per_window": ns-2.35\'s FullTcp halves cwnd',
         ),
         (['tcp.ecn_plus="seed"', "tcp.ecn=true"], 'tcp.ecn_plus = "seed"'),
+        (
+            ["tcp.ect_fins=true", "tcp.ecn=true"],
+            "tcp.ect_fins = true: ns-2.35's FullTcp sends SYNs, pure ACKs and FINs Not-ECT",
+        ),
+        (
+            ['tcp.ecn_feedback="accecn"', "tcp.ecn=true"],
+            'tcp.ecn_feedback = "accecn": ns-2.35\'s FullTcp has RFC 3168\'s ECE/CWR feedback only',
+        ),
         (["tcp.clients.ecn_fraction=0.5"], "tcp.clients.ecn_fraction = 0.5"),
         (
             ['workloads.1.rtt_ms={ dist = "bounded_pareto", low = 20, high = 200, shape = 1.1 }'],

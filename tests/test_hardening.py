@@ -269,6 +269,25 @@ def test_06_a_large_valid_rtt_is_recorded_as_given(tmp_path: Path) -> None:
     [
         (['tcp.ecn_plus="seed"'], "tcp.ecn_plus (seed) needs ecn = true"),
         (["tcp.abe=true"], "tcp.abe (true) needs ecn = true"),
+        (['tcp.ecn_feedback="accecn"'], "tcp.ecn_feedback (accecn) needs ecn = true"),
+        (["tcp.ecn=true", "tcp.ect_syn=true"], 'tcp.ect_syn (true) needs ecn_feedback = "accecn"'),
+        (
+            ["tcp.ecn=true", "tcp.ecn_plus_plus=true"],
+            'tcp.ecn_plus_plus (true) needs ecn_feedback = "accecn"',
+        ),
+        (
+            ["tcp.ecn=true", "tcp.ect_pure_acks=true"],
+            'tcp.ect_pure_acks (true) needs ecn_feedback = "accecn"',
+        ),
+        (["tcp.ect_fins=true"], "tcp.ect_fins (true) needs ecn = true"),
+        (
+            ["tcp.ecn=true", 'tcp.accecn_option="full"'],
+            'tcp.accecn_option (full) applies only with ecn_feedback = "accecn"',
+        ),
+        (
+            ["tcp.ecn=true", 'tcp.ecn_feedback="accecn"', 'tcp.ecn_response="ns2"'],
+            'tcp.ecn_response (ns2) ns-2\'s FullTcp response answers RFC 3168\'s echo',
+        ),
         (["tcp.ecn=true", "tcp.clients={ecn=false}", 'tcp.ecn_plus="rfc5562"'], "tcp.ecn_plus"),
         (["workloads.0.tcp={abe=true}"], "workloads[0].tcp.abe (true) needs ecn = true"),
         (
@@ -298,6 +317,10 @@ def test_07_the_same_options_with_ecn_are_accepted() -> None:
         ["tcp.ecn=true", 'tcp.ecn_plus="seed"', "tcp.abe=true"],
         ['tcp.ecn_plus="seed"', "tcp.clients={ecn_fraction=0.5}", "tcp.servers={ecn=true}"],
         ["workloads.0.tcp={ecn=true, abe=true}"],
+        ["tcp.ecn=true", 'tcp.ecn_feedback="accecn"', 'tcp.accecn_option="minimum"'],
+        ["tcp.ecn=true", 'tcp.ecn_feedback="accecn"', "tcp.ecn_plus_plus=true"],
+        ["tcp.ecn=true", "tcp.ect_fins=true"],
+        ['tcp.servers={ecn=true, ecn_feedback="accecn"}', "tcp.clients={ecn=true}"],
     ):
         args = [a for o in overrides for a in ("--set", o)]
         assert invoke("validate", BULK, *args).exit_code == 0, overrides

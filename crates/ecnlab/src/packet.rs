@@ -25,17 +25,23 @@ impl Ecn {
     }
 }
 
-/// TCP header flags used by the model.
+/// TCP header flags used by the model, and bits for the options a segment carries.
 pub mod flags {
-    pub const SYN: u8 = 1 << 0;
-    pub const ACK: u8 = 1 << 1;
-    pub const FIN: u8 = 1 << 2;
-    pub const ECE: u8 = 1 << 3;
-    pub const CWR: u8 = 1 << 4;
+    pub const SYN: u16 = 1 << 0;
+    pub const ACK: u16 = 1 << 1;
+    pub const FIN: u16 = 1 << 2;
+    pub const ECE: u16 = 1 << 3;
+    pub const CWR: u16 = 1 << 4;
     /// SACK-permitted option (RFC 2018), on a SYN or SYN-ACK.
-    pub const SACK_PERM: u8 = 1 << 5;
+    pub const SACK_PERM: u16 = 1 << 5;
     /// The segment carries SACK blocks, kept beside it in the [`super::PacketPool`].
-    pub const SACK: u8 = 1 << 6;
+    pub const SACK: u16 = 1 << 6;
+    /// AE, the Accurate ECN flag (RFC 9768 section 3.1.1; the former NS flag of RFC 3540).
+    /// With ECE and CWR it forms the 3-bit ACE field once AccECN is negotiated.
+    pub const AE: u16 = 1 << 7;
+    /// The segment carries an AccECN option (RFC 9768 section 3.2.3), kept beside it in the
+    /// [`super::PacketPool`].
+    pub const ACCECN_OPT: u16 = 1 << 8;
 }
 
 /// What a packet is, for the per-kind statistics every queue keeps (DESIGN, modelling rules).
@@ -106,7 +112,7 @@ pub struct Packet {
     pub size: u32,
     /// Advertised receiver window (bytes).
     pub wnd: u32,
-    pub flags: u8,
+    pub flags: u16,
     pub ecn: Ecn,
     pub kind: PacketKind,
     pub dir: Direction,
@@ -117,8 +123,29 @@ pub struct Packet {
 }
 
 impl Packet {
-    pub fn has(&self, flag: u8) -> bool {
+    pub fn has(&self, flag: u16) -> bool {
         self.flags & flag != 0
+    }
+
+    /// For tests: a pure ACK of `ack` from client to server with flags ACK and `f`, 40 bytes,
+    /// Not-ECT.
+    #[cfg(test)]
+    pub fn test_ack(ack: u64, f: u16) -> Packet {
+        Packet {
+            flow: 0,
+            flow_gen: 0,
+            seq: 1,
+            ack,
+            payload: 0,
+            size: 40,
+            wnd: 64_000,
+            flags: flags::ACK | f,
+            ecn: Ecn::NotEct,
+            kind: PacketKind::Ack,
+            dir: Direction::Up,
+            hop: 0,
+            enqueued_at: 0,
+        }
     }
 }
 
@@ -160,19 +187,82 @@ impl SackBlocks {
     }
 }
 
+/// An AccECN option (RFC 9768 section 3.2.3, Figure 4): the 24 low bits of the receiver's byte
+/// counters r.e0b, r.ceb and r.e1b, of which the first `fields` in the option's order are
+/// present (order 0, kind 172: EE0B, ECEB, EE1B; order 1, kind 174: EE1B, ECEB, EE0B).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct AccEcnOption {
+    /// Order 1 (kind 174) instead of order 0 (kind 172).
+    pub order1: bool,
+    /// Fields present: 0 to 3 (length 2, 5, 8 or 11 bytes, Table 5).
+    pub fields: u8,
+    pub ee0b: u32,
+    pub eceb: u32,
+    pub ee1b: u32,
+}
+
+impl AccEcnOption {
+    /// The option's length field: kind and length, then 3 bytes per field.
+    pub fn length(&self) -> u32 {
+        2 + 3 * self.fields as u32
+    }
+
+    /// TCP option bytes on the wire: the option padded with NOPs to a multiple of 4 (4, 8, 8,
+    /// 12 bytes for 0 to 3 fields; the TCP header counts 32-bit words).
+    pub fn option_bytes(&self) -> u32 {
+        self.length().div_ceil(4) * 4
+    }
+
+    /// The ECEB field, if present.
+    pub fn eceb(&self) -> Option<u32> {
+        (self.fields >= 2).then_some(self.eceb)
+    }
+
+    /// The EE0B field, if present (first in order 0, last in order 1).
+    pub fn ee0b(&self) -> Option<u32> {
+        (if self.order1 { self.fields >= 3 } else { self.fields >= 1 }).then_some(self.ee0b)
+    }
+
+    /// The EE1B field, if present (first in order 1, last in order 0).
+    pub fn ee1b(&self) -> Option<u32> {
+        (if self.order1 { self.fields >= 1 } else { self.fields >= 3 }).then_some(self.ee1b)
+    }
+}
+
 /// A slab of packets with a free list: allocation and release are O(1) and reuse memory.
-/// SACK blocks, which few packets carry, live in a side table indexed like the slots, so a
-/// packet stays small.
+/// SACK blocks and AccECN options, which few packets carry, live in side tables indexed like
+/// the slots, so a packet stays small.
 #[derive(Default)]
 pub struct PacketPool {
     slots: Vec<Packet>,
     free: Vec<PacketId>,
     sack: Vec<SackBlocks>,
+    accecn: Vec<AccEcnOption>,
 }
 
 impl PacketPool {
     pub fn new() -> Self {
-        PacketPool { slots: Vec::with_capacity(4096), free: Vec::with_capacity(4096), sack: Vec::new() }
+        PacketPool { slots: Vec::with_capacity(4096), free: Vec::with_capacity(4096), sack: Vec::new(), accecn: Vec::new() }
+    }
+
+    /// Attaches an AccECN option to an allocated packet (sets [`flags::ACCECN_OPT`]; the
+    /// caller has counted its bytes in the packet's size).
+    pub fn set_accecn(&mut self, id: PacketId, opt: AccEcnOption) {
+        self.slots[id as usize].flags |= flags::ACCECN_OPT;
+        if self.accecn.len() <= id as usize {
+            self.accecn.resize(id as usize + 1, AccEcnOption::default());
+        }
+        self.accecn[id as usize] = opt;
+    }
+
+    /// The AccECN option of a packet (none unless it has [`flags::ACCECN_OPT`]).
+    #[inline]
+    pub fn accecn(&self, id: PacketId) -> Option<AccEcnOption> {
+        if self.slots[id as usize].has(flags::ACCECN_OPT) {
+            Some(self.accecn[id as usize])
+        } else {
+            None
+        }
     }
 
     /// Allocates a segment that carries SACK blocks (sets [`flags::SACK`]).
@@ -223,5 +313,35 @@ impl PacketPool {
     /// Packets currently allocated (in queues, on links, in delay lines).
     pub fn live(&self) -> usize {
         self.slots.len() - self.free.len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn accecn_options_have_the_lengths_of_table_5_and_ride_beside_their_packet() {
+        let opt = |order1, fields| AccEcnOption { order1, fields, ee0b: 1, eceb: 2, ee1b: 3 };
+        let sizes: Vec<(u32, u32)> = (0..4).map(|n| (opt(false, n).length(), opt(false, n).option_bytes())).collect();
+        assert_eq!(sizes, [(2, 4), (5, 8), (8, 8), (11, 12)]);
+        assert_eq!((opt(false, 1).ee0b(), opt(false, 1).ee1b(), opt(false, 1).eceb()), (Some(1), None, None));
+        assert_eq!((opt(true, 2).ee0b(), opt(true, 2).ee1b(), opt(true, 2).eceb()), (None, Some(3), Some(2)));
+        assert_eq!((opt(true, 3).ee0b(), opt(false, 3).ee1b()), (Some(1), Some(3)));
+        let mut pool = PacketPool::new();
+        let p = Packet::test_ack(0, 0);
+        let a = pool.alloc(p);
+        let b = pool.alloc(p);
+        pool.set_accecn(b, opt(true, 2));
+        assert_eq!((pool.accecn(a), pool.accecn(b)), (None, Some(opt(true, 2))));
+        pool.free(b);
+        let c = pool.alloc(p);
+        assert_eq!((c, pool.accecn(c)), (b, None), "a reused slot carries no stale option");
+    }
+
+    #[test]
+    fn a_packet_stays_56_bytes() {
+        // Queues and links hold packets by index, but the slab's footprint per packet is this.
+        assert_eq!(std::mem::size_of::<Packet>(), 56);
     }
 }

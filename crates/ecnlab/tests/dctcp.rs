@@ -45,6 +45,27 @@ fn a_dctcp_flow_holds_the_queue_at_k_packets_and_fills_the_link() {
 }
 
 #[test]
+fn a_dctcp_flow_over_accecn_holds_the_queue_at_k_packets_and_fills_the_link() {
+    // The same flow with AccECN feedback (RFC 9768) instead of DCTCP's echo: the receiver
+    // counts CE-marked packets in the ACE field, the sender decodes the count; alpha, the
+    // queue and the link behave as with the exact echo.
+    for (k, rate) in [(20, 100e6), (20, 10e6)] {
+        let r = run(one_flow(rate, 1.0, json!({"k_pkts": k}), json!({"ecn_feedback": "accecn"}), 10.0), 1);
+        let (q, u) = (r.get("mean_queue_pkts_down"), r.get("utilization_down"));
+        eprintln!("DCTCP over AccECN, {} Mb/s, K = {k} packets: mean queue {q:.2} packets, utilization {u:.4}", rate / 1e6);
+        assert!((q / k as f64 - 1.0).abs() < 0.25, "mean queue {q} vs K {k}");
+        assert!(u > 0.99, "utilization {u}");
+        assert_eq!(r.get("loss_rate_down"), 0.0);
+    }
+    // Prague (whose Linux sender needs AccECN) on the same feedback.
+    let r = run(one_flow(100e6, 1.0, json!({"k_pkts": 20}), json!({"congestion_control": "prague", "ecn_feedback": "accecn"}), 20.0), 1);
+    let (q, u) = (r.get("mean_queue_pkts_down"), r.get("utilization_down"));
+    eprintln!("Prague over AccECN, 100 Mb/s, K = 20 packets: mean queue {q:.2} packets, utilization {u:.4}");
+    assert!((q / 20.0 - 1.0).abs() < 0.25, "mean queue {q}");
+    assert!(u > 0.99, "utilization {u}");
+}
+
+#[test]
 fn a_dctcp_flow_holds_the_sojourn_at_k_in_time() {
     // K = 1 ms of sojourn, marked at dequeue (the L4S step of RFC 9332), 100 Mb/s, 1 ms RTT:
     // the mean queue delay stays within 25% of 1 ms.

@@ -236,6 +236,20 @@ def _check_tcp(params: Mapping[str, Any], path: str) -> None:
             "ns-2.35 halves the window on the first decrease whatever decrease_num_ says "
             "(tcp.cc, slowdown)",
         )
+    if params.get("ecn_feedback", "rfc3168") != "rfc3168":
+        raise Untranslatable(
+            f"{path}.ecn_feedback",
+            params["ecn_feedback"],
+            "ns-2.35's FullTcp has RFC 3168's ECE/CWR feedback only: no AccECN (RFC 9768)",
+        )
+    for switch in ("ecn_plus_plus", "ect_syn", "ect_pure_acks", "ect_fins"):
+        if params.get(switch):
+            raise Untranslatable(
+                f"{path}.{switch}",
+                True,
+                "ns-2.35's FullTcp sends SYNs, pure ACKs and FINs Not-ECT: no ECN++ "
+                "(draft-ietf-tcpm-generalized-ecn)",
+            )
     if params.get("ecn_plus", "off") == "seed":
         raise Untranslatable(
             f"{path}.ecn_plus",

@@ -5,7 +5,7 @@ use super::conn::{Conn, Opening, Timer, TimerKind, OFF};
 use super::{Ev, Simulation};
 use crate::engine::SimTime;
 use crate::net::{DelayLine, Hop, LinkId, LinkWake, Offer};
-use crate::packet::{Direction, Packet, PacketId, PacketKind};
+use crate::packet::{flags, Direction, Packet, PacketId, PacketKind};
 use crate::tcp::{Endpoint, Role, SegmentCtx, TcpEvents};
 use crate::workload::{ConnSpec, FlowPlan};
 
@@ -115,6 +115,7 @@ impl Simulation {
     pub(super) fn deliver(&mut self, id: PacketId) {
         let pkt: Packet = *self.pool.get(id);
         let sack = self.pool.sack(id);
+        let opt = if pkt.has(flags::ACCECN_OPT) { self.pool.accecn(id) } else { None };
         self.pool.free(id);
         let ci = pkt.flow as usize;
         if !(self.conns[ci].live && self.conns[ci].gen == pkt.flow_gen) {
@@ -127,7 +128,7 @@ impl Simulation {
             let params = &self.params[c.params_index(server)];
             let mut ctx = SegmentCtx { now: self.now, pool: &mut self.pool, out: &mut self.out, params };
             let e = if server { &mut c.server } else { &mut c.client };
-            e.on_segment(&pkt, &sack, &mut ctx)
+            e.on_segment_with(&pkt, &sack, opt.as_ref(), &mut ctx)
         };
         self.react(pkt.flow, server, ev);
     }

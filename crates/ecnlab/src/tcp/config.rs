@@ -9,7 +9,7 @@ use super::dctcp::DctcpParams;
 use super::prague::PragueParams;
 use super::hystart::{HystartDetect, HystartKind, HystartName};
 use super::params::{
-    rfc3390_iw_segments, CcKind, DelayedAckPolicy, EcnMinWindow, EcnPlus, EcnResponse, LossResponse, RtoBackoffEnd, RtoEstimator,
+    rfc3390_iw_segments, AccEcnOptionMode, CcKind, DelayedAckPolicy, EcnFeedback, EcnMinWindow, EcnPlus, EcnResponse, LossResponse, RtoBackoffEnd, RtoEstimator,
     TcpParams, TimeoutSsthresh,
 };
 use crate::config::{check, non_negative, positive, ConfigError};
@@ -123,6 +123,33 @@ pub struct TcpConfig {
     /// ECN on SYN-ACKs: `off`, `seed` or `rfc5562` (servers send, clients respond).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ecn_plus: Option<EcnPlusName>,
+    /// The ECN feedback asked for (client) or accepted (server): `rfc3168` (default) or
+    /// `accecn` (RFC 9768, falling back to RFC 3168 or to no ECN by the peer's answer); only
+    /// with ECN.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ecn_feedback: Option<EcnFeedback>,
+    /// ECN++ (draft-ietf-tcpm-generalized-ecn) as a bundle: turns on `ect_syn`,
+    /// `ect_pure_acks`, `ect_fins`, `ect_retransmissions` and `ecn_plus = "rfc5562"` unless
+    /// they are set (default false); needs `ecn_feedback = "accecn"`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ecn_plus_plus: Option<bool>,
+    /// ECN++: the client's first SYN is ECN-capable (only with `ecn_feedback = "accecn"`, which
+    /// feeds back a mark on it; default false, or `ecn_plus_plus`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ect_syn: Option<bool>,
+    /// ECN++: pure ACKs are ECN-capable on AccECN connections (only with `ecn_feedback =
+    /// "accecn"`; default false, or `ecn_plus_plus`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ect_pure_acks: Option<bool>,
+    /// ECN++: FINs are ECN-capable on ECN connections (only with ECN; default false, or
+    /// `ecn_plus_plus`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ect_fins: Option<bool>,
+    /// When the AccECN option is sent: `rfc9768` (default: RFC 9768's recommended scheme),
+    /// `full` (on every ACK, all fields), `minimum` (when the CE byte counter changed) or `off`;
+    /// only with `ecn_feedback = "accecn"`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub accecn_option: Option<AccEcnOptionMode>,
     /// The window reduction on an ECN echo: `rfc3168` (default) or `ns2` (ns-2.35's FullTcp).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ecn_response: Option<EcnResponse>,
@@ -311,6 +338,12 @@ impl TcpConfig {
             iw_one_after_syn_loss: o.iw_one_after_syn_loss.or(self.iw_one_after_syn_loss),
             ecn: o.ecn.or(self.ecn),
             ecn_plus: o.ecn_plus.or(self.ecn_plus),
+            ecn_feedback: o.ecn_feedback.or(self.ecn_feedback),
+            accecn_option: o.accecn_option.or(self.accecn_option),
+            ecn_plus_plus: o.ecn_plus_plus.or(self.ecn_plus_plus),
+            ect_syn: o.ect_syn.or(self.ect_syn),
+            ect_pure_acks: o.ect_pure_acks.or(self.ect_pure_acks),
+            ect_fins: o.ect_fins.or(self.ect_fins),
             ecn_response: o.ecn_response.or(self.ecn_response),
             rto_backoff_end: o.rto_backoff_end.or(self.rto_backoff_end),
             loss_response: o.loss_response.or(self.loss_response),
@@ -440,7 +473,12 @@ impl TcpConfig {
             abc: self.abc.unwrap_or(stack_abc_lt),
             limited_transmit: self.limited_transmit.unwrap_or(stack_abc_lt),
             restart_after_idle: self.restart_after_idle.unwrap_or(false),
-            ect_retransmissions: self.ect_retransmissions.unwrap_or(false),
+            // ECN++ turns on ECT for retransmissions, SYNs, pure ACKs and FINs, and RFC 5562's
+            // ECN-capable SYN-ACK, unless set one by one.
+            ect_retransmissions: self.ect_retransmissions.unwrap_or(self.ecn_plus_plus()),
+            ect_syn: self.ect_syn.unwrap_or(self.ecn_plus_plus()),
+            ect_pure_acks: self.ect_pure_acks.unwrap_or(self.ecn_plus_plus()),
+            ect_fins: self.ect_fins.unwrap_or(self.ecn_plus_plus()),
             // Prague sends ECT(1) and paces at cwnd / srtt in congestion avoidance (Linux's
             // tcp_prague.c: TCP_ECN_ECT_1, SK_PACING_NEEDED, prague_update_pacing_rate).
             ect_codepoint: match self.ect_codepoint.unwrap_or(if self.prague() { EctCodepoint::Ect1 } else { EctCodepoint::Ect0 }) {
@@ -465,11 +503,13 @@ impl TcpConfig {
             // DCTCP asks for ECN whatever the host's setting (Linux: TCP_CONG_NEEDS_ECN); with
             // ecn = false it runs as NewReno (Linux's fallback, `dctcp_reno`).
             ecn: self.ecn.unwrap_or(self.needs_ecn()),
-            ecn_plus: match self.ecn_plus.unwrap_or_default() {
+            ecn_plus: match self.ecn_plus_name() {
                 EcnPlusName::Off => EcnPlus::Off,
                 EcnPlusName::Seed => EcnPlus::Seed,
                 EcnPlusName::Rfc5562 => EcnPlus::Rfc5562,
             },
+            ecn_feedback: self.ecn_feedback.unwrap_or_default(),
+            accecn_option: self.accecn_option.unwrap_or_default(),
             ecn_response: self.ecn_response.unwrap_or_default(),
             rto_backoff_end: self.rto_backoff_end.unwrap_or_default(),
             loss_response: self.loss_response.unwrap_or_default(),
@@ -519,9 +559,17 @@ impl TcpConfig {
             congestion_control: Some(self.congestion_control.unwrap_or_default()),
             iw_one_after_syn_loss: Some(p.iw_one_after_syn_loss),
             ecn: Some(p.ecn),
-            ecn_plus: Some(self.ecn_plus.unwrap_or_default()),
+            ecn_plus: Some(self.ecn_plus_name()),
             // Written only when not the default, so that runs stored before the option existed
             // keep their identity (a run's id hashes its filled scenario).
+            ecn_feedback: self.ecn_feedback.filter(|f| *f != EcnFeedback::Rfc3168),
+            accecn_option: (p.ecn_feedback == EcnFeedback::Accecn).then_some(p.accecn_option),
+            // Written only when on, so that stored runs keep their identity.
+            // (With ECN++ on, a switch turned off apart is written out too.)
+            ecn_plus_plus: self.ecn_plus_plus().then_some(true),
+            ect_syn: (p.ect_syn || self.ecn_plus_plus()).then_some(p.ect_syn),
+            ect_pure_acks: (p.ect_pure_acks || self.ecn_plus_plus()).then_some(p.ect_pure_acks),
+            ect_fins: (p.ect_fins || self.ecn_plus_plus()).then_some(p.ect_fins),
             ecn_response: self.ecn_response.filter(|r| *r != EcnResponse::Rfc3168),
             rto_backoff_end: self.rto_backoff_end.filter(|r| *r != RtoBackoffEnd::RttSample),
             loss_response: self.loss_response.filter(|r| *r != LossResponse::Rfc5681),
@@ -545,7 +593,11 @@ impl TcpConfig {
             // Written only when on, so that stored runs keep their identity.
             limited_transmit: keep(p.limited_transmit, standard.limited_transmit, stack.limited_transmit),
             restart_after_idle: keep(p.restart_after_idle, standard.restart_after_idle, stack.restart_after_idle),
-            ect_retransmissions: keep(p.ect_retransmissions, standard.ect_retransmissions, stack.ect_retransmissions),
+            ect_retransmissions: if self.ecn_plus_plus() {
+                Some(p.ect_retransmissions)
+            } else {
+                keep(p.ect_retransmissions, standard.ect_retransmissions, stack.ect_retransmissions)
+            },
             sack: keep(p.sack, standard.sack, stack.sack),
             prr: keep(p.prr, standard.prr, with_sack.prr),
             rack_tlp: keep(p.rack_tlp, standard.rack_tlp, with_sack.rack_tlp),
@@ -607,6 +659,15 @@ impl TcpConfig {
         Ok(())
     }
 
+    fn ecn_plus_plus(&self) -> bool {
+        self.ecn_plus_plus == Some(true)
+    }
+
+    /// ECN+ as set, or RFC 5562's with ECN++ (the draft makes the SYN-ACK ECN-capable).
+    fn ecn_plus_name(&self) -> EcnPlusName {
+        self.ecn_plus.unwrap_or(if self.ecn_plus_plus() { EcnPlusName::Rfc5562 } else { EcnPlusName::Off })
+    }
+
     /// Whether the congestion control asks for ECN whatever `ecn` says (DCTCP, Prague).
     fn needs_ecn(&self) -> bool {
         matches!(self.congestion_control, Some(CongestionControlName::Dctcp | CongestionControlName::Prague))
@@ -646,6 +707,16 @@ impl TcpConfig {
             let path = set_in(&|t| t.ect_codepoint.is_some());
             let rule = format!("needs ecn = true (or an ecn_fraction above 0) in {hosts}: it is the codepoint of ECN-capable data");
             check(ecn, &format!("{path}.ect_codepoint"), name, &rule)?;
+        }
+        if self.ecn_feedback == Some(EcnFeedback::Accecn) {
+            let path = set_in(&|t| t.ecn_feedback.is_some());
+            let rule = format!("needs ecn = true (or an ecn_fraction above 0) in {hosts}: AccECN is a kind of ECN feedback, negotiated only by hosts with ECN");
+            check(ecn, &format!("{path}.ecn_feedback"), "accecn", &rule)?;
+        }
+        if self.ect_fins == Some(true) {
+            let path = set_in(&|t| t.ect_fins.is_some());
+            let rule = format!("needs ecn = true (or an ecn_fraction above 0) in {hosts}: it makes FINs ECN-capable on ECN connections");
+            check(ecn, &format!("{path}.ect_fins"), true, &rule)?;
         }
         if self.ecn_response == Some(EcnResponse::Ns2) {
             let path = set_in(&|t| t.ecn_response.is_some());
@@ -721,6 +792,24 @@ impl TcpConfig {
             check(!cubic && !dctcp, &format!("{path}.ecn_response"), "ns2", "ns-2's FullTcp response needs congestion_control = \"newreno\" or \"reno\"")?;
             check(self.abe != Some(true), &format!("{path}.ecn_response"), "ns2", "ns-2's FullTcp response halves the window: it cannot be combined with abe = true")?;
         }
+        if let Some(m) = self.accecn_option {
+            let name = serde_json::to_value(m).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default();
+            check(p.ecn_feedback == EcnFeedback::Accecn, &format!("{path}.accecn_option"), name, "applies only with ecn_feedback = \"accecn\"")?;
+        }
+        // ECN++ (draft-ietf-tcpm-generalized-ecn): a mark on a SYN or a pure ACK can only be fed
+        // back by AccECN.
+        for (v, name, why) in [
+            (self.ecn_plus_plus, "ecn_plus_plus", "ECN++ makes SYNs and pure ACKs ECN-capable, whose marks only AccECN feeds back"),
+            (self.ect_syn, "ect_syn", "only AccECN feeds back a mark on the SYN (RFC 9768 Table 2; the ECN++ draft)"),
+            (self.ect_pure_acks, "ect_pure_acks", "only AccECN counts marks on pure ACKs (RFC 9768 3.2; the ECN++ draft)"),
+        ] {
+            if v == Some(true) {
+                check(p.ecn_feedback == EcnFeedback::Accecn, &format!("{path}.{name}"), true, &format!("needs ecn_feedback = \"accecn\": {why}"))?;
+            }
+        }
+        if p.ecn_feedback == EcnFeedback::Accecn && p.ecn_response == EcnResponse::Ns2 {
+            check(false, &format!("{path}.ecn_response"), "ns2", "ns-2's FullTcp response answers RFC 3168's echo: it cannot be combined with ecn_feedback = \"accecn\"")?;
+        }
         if self.ecn_min_window == Some(EcnMinWindow::TwoSegments) {
             check(
                 p.ecn_response == EcnResponse::Rfc3168,
@@ -771,5 +860,45 @@ impl TcpConfig {
             check(p.delayed_ack_policy != DelayedAckPolicy::Linux, &path("ack_every_segments"), n, rule)?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn table(v: serde_json::Value) -> TcpConfig {
+        serde_json::from_value(v).unwrap()
+    }
+
+    #[test]
+    fn ecn_plus_plus_is_a_bundle_of_switches_each_of_which_can_be_set_apart() {
+        let t = table(serde_json::json!({"ecn": true, "ecn_feedback": "accecn", "ecn_plus_plus": true}));
+        let p = t.resolve();
+        assert!(p.ect_syn && p.ect_pure_acks && p.ect_fins && p.ect_retransmissions);
+        assert_eq!((p.ecn_plus, p.accecn_option), (EcnPlus::Rfc5562, AccEcnOptionMode::Rfc9768));
+        let t = table(serde_json::json!({"ecn": true, "ecn_feedback": "accecn", "ecn_plus_plus": true, "ect_fins": false, "ecn_plus": "off"}));
+        let p = t.resolve();
+        assert!(p.ect_syn && !p.ect_fins && p.ecn_plus == EcnPlus::Off);
+        // The filled table resolves to the same parameters; the defaults write nothing new.
+        assert_eq!(t.filled().resolve(), p);
+        let f = TcpConfig::default().filled();
+        assert!(f.ecn_feedback.is_none() && f.accecn_option.is_none() && f.ecn_plus_plus.is_none() && f.ect_syn.is_none());
+        assert_eq!(f.ecn_plus, Some(EcnPlusName::Off));
+    }
+
+    #[test]
+    fn ecn_plus_plus_options_need_accecn_and_name_themselves() {
+        let err = |v: serde_json::Value| table(v).validate().unwrap_err().to_string();
+        for (name, v) in [
+            ("tcp.ect_syn", serde_json::json!({"ecn": true, "ect_syn": true})),
+            ("tcp.ect_pure_acks", serde_json::json!({"ecn": true, "ect_pure_acks": true})),
+            ("tcp.ecn_plus_plus", serde_json::json!({"ecn": true, "ecn_plus_plus": true})),
+            ("tcp.accecn_option", serde_json::json!({"ecn": true, "accecn_option": "full"})),
+        ] {
+            let e = err(v);
+            assert!(e.starts_with(name) && e.contains("ecn_feedback = \"accecn\""), "{e}");
+        }
+        assert!(table(serde_json::json!({"ecn": true, "ecn_feedback": "accecn", "ecn_plus_plus": true})).validate().is_ok());
     }
 }

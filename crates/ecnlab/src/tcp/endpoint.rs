@@ -34,16 +34,16 @@ use super::controller::Controller;
 use super::cubic::Cubic;
 use super::dctcp::Dctcp;
 use super::prague::Prague;
-use super::ecn::{EchoMode, Feedback};
+use super::ecn::{AckFacts, Echo, EchoMode, Feedback};
 use super::hystart::{HystartKind, HystartStats};
 use super::params::{
-    CcKind, DelayedAckPolicy, EcnMinWindow, EcnPlus, EcnResponse, LossResponse, RtoBackoffEnd, RtoEstimator, TcpParams, TimeoutSsthresh,
+    CcKind, DelayedAckPolicy, EcnFeedback, EcnMinWindow, EcnPlus, EcnResponse, LossResponse, RtoBackoffEnd, RtoEstimator, TcpParams, TimeoutSsthresh,
 };
 use super::rtt::RttEstimator;
 use super::rack::{probe_timeout, Rack, Tlp};
 use super::sack::{insert_range, NextSeg, Prr, SackBlocks, SackReceiver, Scoreboard};
 use crate::engine::SimTime;
-use crate::packet::{flags, Direction, Ecn, Packet, PacketId, PacketKind, PacketPool};
+use crate::packet::{flags, AccEcnOption, Direction, Ecn, Packet, PacketId, PacketKind, PacketPool};
 
 /// Connection states, spelled as in RFC 793.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -416,6 +416,23 @@ impl Endpoint {
         self.ecn.negotiated
     }
 
+    /// AccECN (RFC 9768) was negotiated.
+    pub fn accecn_negotiated(&self) -> bool {
+        self.ecn.accecn()
+    }
+
+    /// With AccECN: the CE-marked packets the peer has reported so far (s.cep less its initial
+    /// value), and the CE marks this end has received and counted (r.cep less its initial value).
+    pub fn accecn_ce_counts(&self) -> Option<(u64, u64)> {
+        self.ecn.accecn_state().map(|a| (a.s_cep - 5, (a.r_cep - 5) as u64))
+    }
+
+    /// With AccECN: the CE-marked bytes the sender has given its controller, and the CE-marked
+    /// payload bytes this end has received (r.ceb).
+    pub fn accecn_ce_bytes(&self) -> Option<(u64, u64)> {
+        self.ecn.accecn_state().map(|a| (a.ce_bytes_reported, a.r_ceb))
+    }
+
     /// DCTCP's estimate of the marked fraction (alpha), for a DCTCP sender.
     pub fn dctcp_alpha(&self) -> Option<f64> {
         self.cc.dctcp_alpha()
@@ -475,6 +492,11 @@ impl Endpoint {
     /// retransmissions that loss recovery starts): call [`Endpoint::flush`] after the
     /// application has reacted to the returned events.
     pub fn on_segment(&mut self, pkt: &Packet, sack: &SackBlocks, ctx: &mut SegmentCtx) -> TcpEvents {
+        self.on_segment_with(pkt, sack, None, ctx)
+    }
+
+    /// [`Endpoint::on_segment`] for a segment that may carry an AccECN option.
+    pub fn on_segment_with(&mut self, pkt: &Packet, sack: &SackBlocks, opt: Option<&AccEcnOption>, ctx: &mut SegmentCtx) -> TcpEvents {
         let mut ev = TcpEvents::default();
         let syn = pkt.has(flags::SYN);
         let ack = pkt.has(flags::ACK);
@@ -483,8 +505,8 @@ impl Endpoint {
             (TcpState::Listen, true, false) => {
                 self.rcv_nxt = 1;
                 self.peer_wnd = pkt.wnd as u64;
-                // RFC 3168 6.1.1: an ECN-setup SYN has both ECE and CWR.
-                self.ecn.accept_syn(ctx.params.ecn, pkt);
+                // RFC 3168 6.1.1: an ECN-setup SYN has both ECE and CWR; RFC 9768 Table 2.
+                self.ecn.accept_syn(ctx.params.ecn, ctx.params.ecn_feedback == EcnFeedback::Accecn, pkt);
                 self.set_sack(ctx.params.sack && pkt.has(flags::SACK_PERM), ctx.params);
                 self.state = TcpState::SynReceived;
                 self.send_syn(ctx);
@@ -494,6 +516,7 @@ impl Endpoint {
             // A retransmitted SYN: our SYN-ACK was lost or is late; send it again.
             (TcpState::SynReceived, true, false) => {
                 self.stats.handshake_retx += 1;
+                self.ecn.syn_again(pkt);
                 self.rtt_timing = false;
                 self.send_syn(ctx);
             }
@@ -501,27 +524,44 @@ impl Endpoint {
             (TcpState::SynSent, true, true) if pkt.ack == 1 => {
                 self.rcv_nxt = 1;
                 self.peer_wnd = pkt.wnd as u64;
-                // RFC 3168 6.1.1: an ECN-setup SYN-ACK has ECE without CWR.
-                self.ecn.accept_synack(ctx.params.ecn, pkt);
+                // RFC 3168 6.1.1: an ECN-setup SYN-ACK has ECE without CWR; RFC 9768 Table 2.
+                // With AccECN the flush sends a pure ACK in the handshake encoding first.
+                self.ecn.accept_synack(ctx.params.ecn, ctx.params.ecn_feedback == EcnFeedback::Accecn, pkt);
                 self.set_sack(ctx.params.sack && pkt.has(flags::SACK_PERM), ctx.params);
                 self.stats.synack_ce = pkt.ecn == Ecn::Ce;
+                let syn_ce = self.ecn.synack_reports_ce(pkt);
                 // RFC 5562 3.2: echo a CE-marked SYN-ACK on the ACK (seed 000's client ignores it).
-                if self.stats.synack_ce && self.ecn.negotiated && ctx.params.ecn_plus == EcnPlus::Rfc5562 {
+                // AccECN feeds it back in the ACK's handshake encoding and in its counter.
+                if self.stats.synack_ce && self.ecn.negotiated && !self.ecn.accecn() && ctx.params.ecn_plus == EcnPlus::Rfc5562 {
                     self.ecn.start_echo();
                 }
                 self.handshake_done(ctx);
+                if syn_ce {
+                    // ECN++ (draft-ietf-tcpm-generalized-ecn, the SYN's congestion response):
+                    // the SYN-ACK says the ECT SYN was CE-marked: start from one segment.
+                    self.w.cwnd = self.w.mss;
+                    self.ecn_recover = self.snd_max;
+                    self.stats.ecn_reductions += 1;
+                }
                 self.ack_now = true;
                 ev.established = true;
             }
-            // A duplicate SYN-ACK: our ACK was lost; acknowledge again.
-            (_, true, true) => self.ack_now = true,
+            // A duplicate SYN-ACK: our ACK was lost; acknowledge again (with AccECN in the
+            // handshake encoding, RFC 9768 3.2.2.1).
+            (_, true, true) => {
+                self.ecn.synack_again(pkt);
+                self.ack_now = true;
+            }
             // Any other SYN is stale.
             (_, true, false) => {}
             (TcpState::Listen | TcpState::SynSent | TcpState::Closed, false, _) => {}
             // ACK of our SYN-ACK (possibly carrying the request) -> ESTABLISHED.
             (TcpState::SynReceived, false, true) if pkt.ack >= 1 => {
+                // RFC 9768 Table 4: a pure ACK carries the SYN-ACK's IP-ECN field.
+                let synack_ce = self.ecn.on_first_ack(pkt);
+                self.ecn.count_arrival(pkt);
                 self.handshake_done(ctx);
-                if self.ecn.echoes(pkt) && ctx.params.ecn_plus == EcnPlus::Rfc5562 {
+                if (self.ecn.echoes(pkt) || synack_ce) && ctx.params.ecn_plus == EcnPlus::Rfc5562 {
                     // RFC 5562 3.2: the SYN-ACK was marked: start from one segment and say CWR
                     // on the first data; echoes of that mark on later ACKs are not new.
                     self.w.cwnd = self.w.mss;
@@ -530,18 +570,29 @@ impl Endpoint {
                     self.stats.ecn_reductions += 1;
                 }
                 ev.established = true;
-                self.process_ack(pkt, sack, ctx, &mut ev);
+                self.process_ack(pkt, sack, opt, ctx, &mut ev);
                 self.process_data(pkt, ctx, &mut ev);
+                self.accecn_ack_check();
             }
             (TcpState::SynReceived, false, _) => {}
             (_, false, _) => {
+                self.ecn.count_arrival(pkt);
                 if ack {
-                    self.process_ack(pkt, sack, ctx, &mut ev);
+                    self.process_ack(pkt, sack, opt, ctx, &mut ev);
                 }
                 self.process_data(pkt, ctx, &mut ev);
+                self.accecn_ack_check();
             }
         }
         ev
+    }
+
+    /// AccECN's receiver ACKs at once on a change to CE and every few CE marks (RFC 9768
+    /// 3.2.2.5.1).
+    fn accecn_ack_check(&mut self) {
+        if self.ecn.accecn_ack_due(self.segs_unacked > 0) {
+            self.ack_now = true;
+        }
     }
 
     /// Whether SACK was negotiated; RACK-TLP runs on it when configured.
@@ -578,7 +629,7 @@ impl Endpoint {
         self.update_pacing_rate(p);
     }
 
-    fn process_ack(&mut self, pkt: &Packet, sack: &SackBlocks, ctx: &mut SegmentCtx, ev: &mut TcpEvents) {
+    fn process_ack(&mut self, pkt: &Packet, sack: &SackBlocks, opt: Option<&AccEcnOption>, ctx: &mut SegmentCtx, ev: &mut TcpEvents) {
         let ack = pkt.ack;
         if ack > self.snd_max {
             return; // acknowledges something never sent
@@ -586,13 +637,13 @@ impl Endpoint {
         // Linux's `tcp_ack` updates the pacing rate (`tcp_cong_control`) on every ACK that
         // finds data outstanding and is not older than snd_una, after the window's change.
         let prior_outstanding = ack >= self.snd_una && self.snd_max > self.snd_una;
-        self.process_ack_inner(pkt, sack, ctx, ev);
+        self.process_ack_inner(pkt, sack, opt, ctx, ev);
         if prior_outstanding {
             self.update_pacing_rate(ctx.params);
         }
     }
 
-    fn process_ack_inner(&mut self, pkt: &Packet, sack: &SackBlocks, ctx: &mut SegmentCtx, ev: &mut TcpEvents) {
+    fn process_ack_inner(&mut self, pkt: &Packet, sack: &SackBlocks, opt: Option<&AccEcnOption>, ctx: &mut SegmentCtx, ev: &mut TcpEvents) {
         let ack = pkt.ack;
         // RFC 6937 DeliveredData: the change in snd_una plus the change in SACKed bytes.
         let delivered_before = self.snd_una + self.board.sacked_bytes;
@@ -611,8 +662,16 @@ impl Endpoint {
         let delivered = (ack.max(self.snd_una) + self.board.sacked_bytes).saturating_sub(delivered_before);
         let wnd_changed = pkt.wnd as u64 != self.peer_wnd;
         self.peer_wnd = pkt.wnd as u64;
-        let ece = self.ecn.echoes(pkt);
         let mss = self.w.mss;
+        let is_dupack = ack == self.snd_una
+            && pkt.payload == 0
+            && !pkt.has(flags::FIN)
+            && self.snd_max > self.snd_una
+            && !wnd_changed;
+        // RFC 3168's ECE, or AccECN's count (decoded unless the ACK is superseded).
+        let facts = AckFacts { delivered, fresh: ack >= self.snd_una, dupack: is_dupack && !self.sack_ok, advanced: ack > self.snd_una, mss };
+        let echo = self.ecn.on_ack(pkt, opt, facts);
+        let ece = echo.ece;
         let ns2_loss = ctx.params.loss_response == LossResponse::Ns2;
         let mut signalled = false;
         if ack > self.snd_una {
@@ -656,7 +715,7 @@ impl Endpoint {
             self.snd_nxt = self.snd_nxt.max(ack);
             // The controller hears of the ACK before the sender acts on it (Linux: DCTCP updates
             // alpha in `tcp_in_ack_event`, before an echo's `tcp_enter_cwr` takes ssthresh).
-            self.ack_signal(delivered, ece);
+            self.ack_signal(delivered, echo);
             signalled = true;
             self.pto_rearm = self.rack_on;
             // A held retransmission of the old head is obsolete (a partial ACK holds the next).
@@ -732,12 +791,7 @@ impl Endpoint {
                 self.rto_at = ctx.now + self.rtt.rto();
             }
             self.on_fin_acked(ev);
-        } else if ack == self.snd_una
-            && pkt.payload == 0
-            && !pkt.has(flags::FIN)
-            && self.snd_max > self.snd_una
-            && !wnd_changed
-        {
+        } else if is_dupack {
             // Duplicate ACK (RFC 5681 section 2).
             self.dupacks += 1;
             if self.in_recovery && self.sack_ok {
@@ -762,15 +816,15 @@ impl Endpoint {
             }
         }
         if !signalled {
-            self.ack_signal(delivered, ece);
+            self.ack_signal(delivered, echo);
         }
     }
 
     /// Every ACK, whatever the sender makes of it, reaches the controller (`tcp/ecn.rs`), with
     /// SND.UNA after it and SND.NXT (one past the highest byte sent).
-    fn ack_signal(&mut self, delivered: u64, ece: bool) {
+    fn ack_signal(&mut self, delivered: u64, echo: Echo) {
         let rtt = RttInfo { snd_una: self.snd_una, snd_nxt: self.snd_max, ..self.rtt.info() };
-        let signal = self.ecn.signal(delivered, ece, rtt);
+        let signal = self.ecn.signal(delivered, echo, rtt);
         self.cc.on_ack_signal(&mut self.w, &signal);
     }
 
@@ -1081,9 +1135,12 @@ impl Endpoint {
         let linux = ctx.params.delayed_ack_policy == DelayedAckPolicy::Linux;
         // RFC 3168 6.1.3: CWR stops the echo, CE (re)starts it. DCTCP's CE state changes below,
         // with new data only.
-        let exact_echo = ctx.params.cc.echo_mode() == EchoMode::Dctcp;
-        let mut demanding_cwr = if exact_echo { false } else { self.ecn.on_segment(pkt) };
-        if pkt.has(flags::CWR) {
+        // With AccECN the segment was counted on arrival, CWR is part of the ACE field, and
+        // the change-triggered ACK replaces Linux's quick ACKs at a first mark.
+        let accecn = self.ecn.accecn();
+        let exact_echo = !accecn && ctx.params.cc.echo_mode() == EchoMode::Dctcp;
+        let mut demanding_cwr = if exact_echo || accecn { accecn } else { self.ecn.on_segment(pkt) };
+        if pkt.has(flags::CWR) && !accecn {
             // Linux (tcp_ecn_accept_cwr): a data segment with CWR is acknowledged at once, the
             // sender's window may be tiny.
             if linux && len > 0 && self.ecn.negotiated {
@@ -1439,6 +1496,12 @@ impl Endpoint {
 
     /// Sends what the windows allow, then any ACK still owed.
     pub fn flush(&mut self, ctx: &mut SegmentCtx) {
+        if self.ecn.handshake_ack_owed() {
+            // RFC 9768 3.2.2.1: the SYN-ACK's IP-ECN field goes back on a pure ACK before any
+            // data (the request then follows on its own segment).
+            let ecn = self.pure_ack_codepoint(ctx.params);
+            self.emit(ctx, self.snd_nxt, 0, flags::ACK, PacketKind::Ack, ecn);
+        }
         if matches!(
             self.state,
             TcpState::Established
@@ -1452,10 +1515,22 @@ impl Endpoint {
         }
         self.new_data_held = false;
         if self.ack_now {
-            self.emit(ctx, self.snd_nxt, 0, flags::ACK, PacketKind::Ack, Ecn::NotEct);
+            let ecn = self.pure_ack_codepoint(ctx.params);
+            self.emit(ctx, self.snd_nxt, 0, flags::ACK, PacketKind::Ack, ecn);
         }
         if self.rack_on && (self.pto_rearm || self.in_recovery || self.snd_una >= self.snd_max) {
             self.arm_probe_timer(ctx.now);
+        }
+    }
+
+    /// The codepoint of a pure ACK: Not-ECT (RFC 3168 6.1.4), ECT on AccECN connections with
+    /// ECN++'s `ect_pure_acks` (only AccECN counts marks on pure ACKs).
+    #[inline]
+    fn pure_ack_codepoint(&self, p: &TcpParams) -> Ecn {
+        if p.ect_pure_acks && self.ecn.accecn() {
+            self.ecn.data_codepoint()
+        } else {
+            Ecn::NotEct
         }
     }
 
@@ -1626,7 +1701,9 @@ impl Endpoint {
             self.pto_rearm |= !again;
         }
         self.pace_after_send(ctx.now, 0, ctx.params);
-        self.emit(ctx, self.app_end, 0, flags::ACK | flags::FIN, PacketKind::Fin, Ecn::NotEct);
+        // ECN++: an ECN-capable FIN with `ect_fins`, else Not-ECT (RFC 3168 6.1.4).
+        let ecn = if ctx.params.ect_fins { self.ecn.data_codepoint() } else { Ecn::NotEct };
+        self.emit(ctx, self.app_end, 0, flags::ACK | flags::FIN, PacketKind::Fin, ecn);
         if self.rto_at == OFF {
             self.rto_at = ctx.now + self.rtt.rto();
         }
@@ -1637,7 +1714,7 @@ impl Endpoint {
     fn send_syn(&mut self, ctx: &mut SegmentCtx) {
         let (f, kind) = match self.role {
             Role::Client => {
-                let ecn_setup = Feedback::syn_flags(ctx.params.ecn);
+                let ecn_setup = Feedback::syn_flags(ctx.params.ecn, ctx.params.ecn_feedback == EcnFeedback::Accecn);
                 let sack = if ctx.params.sack { flags::SACK_PERM } else { 0 };
                 (flags::SYN | ecn_setup | sack, PacketKind::Syn)
             }
@@ -1654,6 +1731,14 @@ impl Endpoint {
             self.stats.first_syn_at = ctx.now;
         }
         self.stats.last_syn_at = ctx.now;
+        // ECN++ (the generalized-ECN draft): a client that asks for AccECN may send its first
+        // SYN ECN-capable (a retransmitted one goes Not-ECT, in case ECT SYNs are what is lost).
+        let p = ctx.params;
+        if kind == PacketKind::Syn && p.ect_syn && p.ecn && p.ecn_feedback == EcnFeedback::Accecn && self.stats.handshake_retx == 0 {
+            self.emit(ctx, 0, 0, f, kind, p.ect_codepoint);
+            self.rto_at = ctx.now + self.rtt.rto();
+            return;
+        }
         // ECN+ (seed 000, RFC 5562): the SYN-ACK of an ECN-setup connection is ECT(0); RFC 5562
         // sends a retransmitted one Not-ECT.
         let ect = kind == PacketKind::SynAck
@@ -1667,9 +1752,31 @@ impl Endpoint {
         self.rto_at = ctx.now + self.rtt.rto();
     }
 
-    fn emit(&mut self, ctx: &mut SegmentCtx, seq: u64, payload: u32, mut f: u8, kind: PacketKind, ecn: Ecn) {
-        if f & flags::ACK != 0 {
-            f |= self.ecn.ack_flags();
+    /// On an AccECN connection: the ACE field of an ACK (the handshake encoding on the client's
+    /// pure ACK of the SYN-ACK) and the AccECN option it carries, if any (RFC 9768 3.2.2 and
+    /// 3.2.3); the SYN-ACK's option. Kept out of `emit`'s path for other connections.
+    #[inline(never)]
+    fn accecn_flags_and_option(&mut self, p: &TcpParams, payload: u32, mut f: u16, sack_bytes: u32) -> (u16, Option<AccEcnOption>) {
+        let opt = if f & (flags::ACK | flags::SYN) == flags::ACK {
+            let pure = payload == 0 && f & flags::FIN == 0 && sack_bytes == 0;
+            f |= self.ecn.take_ack_flags(pure);
+            self.ecn.take_option(p.accecn_option, sack_bytes)
+        } else if f & flags::ACK != 0 {
+            self.ecn.synack_option(p.accecn_option)
+        } else {
+            None
+        };
+        (f, opt)
+    }
+
+    fn emit(&mut self, ctx: &mut SegmentCtx, seq: u64, payload: u32, mut f: u16, kind: PacketKind, ecn: Ecn) {
+        let sack = self.sack_ok && f & flags::ACK != 0 && (!self.ooo.is_empty() || self.sack_rx.has_dsack());
+        let mut opt = None;
+        if self.ecn.accecn() {
+            let sack_bytes = if sack { self.sack_rx.blocks(&self.ooo).option_bytes() } else { 0 };
+            (f, opt) = self.accecn_flags_and_option(ctx.params, payload, f, sack_bytes);
+        } else if f & flags::ACK != 0 {
+            f |= self.ecn.echo_flag();
         }
         let p = Packet {
             flow: self.flow,
@@ -1677,7 +1784,7 @@ impl Endpoint {
             seq,
             ack: self.rcv_nxt,
             payload,
-            size: payload + ctx.params.header_bytes,
+            size: payload + ctx.params.header_bytes + opt.map_or(0, |o| o.option_bytes()),
             wnd: self.rcv_wnd,
             flags: f,
             ecn,
@@ -1686,12 +1793,15 @@ impl Endpoint {
             hop: 0,
             enqueued_at: 0,
         };
-        let id = if self.sack_ok && f & flags::ACK != 0 && (!self.ooo.is_empty() || self.sack_rx.has_dsack()) {
+        let id = if sack {
             let blocks = self.sack_rx.blocks(&self.ooo);
             ctx.pool.alloc_with_sack(Packet { size: p.size + blocks.option_bytes(), ..p }, &blocks)
         } else {
             ctx.pool.alloc(p)
         };
+        if let Some(o) = opt {
+            ctx.pool.set_accecn(id, o);
+        }
         ctx.out.push(id);
         if f & flags::ACK != 0 {
             // Linux (tcp_event_ack_sent, tcp_dec_quickack_mode): an ACK that was owed uses up
@@ -1716,6 +1826,8 @@ impl Endpoint {
 mod tests {
     use super::*;
     use crate::engine::time::{NS_PER_MS, NS_PER_S};
+    use crate::tcp::accecn;
+    use crate::tcp::params::AccEcnOptionMode;
 
     fn params() -> TcpParams {
         TcpParams {
@@ -1735,6 +1847,9 @@ mod tests {
             limited_transmit: false,
             restart_after_idle: false,
             ect_retransmissions: false,
+            ect_syn: false,
+            ect_pure_acks: false,
+            ect_fins: false,
             ect_codepoint: Ecn::Ect0,
             sack: false,
             prr: false,
@@ -1748,6 +1863,8 @@ mod tests {
             ecn_min_window: EcnMinWindow::Rfc3168Timer,
             ecn: false,
             ecn_plus: EcnPlus::Off,
+            ecn_feedback: EcnFeedback::Rfc3168,
+            accecn_option: AccEcnOptionMode::Rfc9768,
             ecn_response: EcnResponse::Rfc3168,
             rto_backoff_end: RtoBackoffEnd::RttSample,
             loss_response: LossResponse::Rfc5681,
@@ -1760,6 +1877,7 @@ mod tests {
     struct Seg {
         pkt: Packet,
         sack: SackBlocks,
+        opt: Option<AccEcnOption>,
     }
 
     impl std::ops::Deref for Seg {
@@ -1791,15 +1909,15 @@ mod tests {
             let e = if server { &mut self.s } else { &mut self.c };
             f(e, &mut ctx);
             e.flush(&mut ctx);
-            out.iter().map(|&id| Seg { pkt: *self.pool.get(id), sack: self.pool.sack(id) }).collect()
+            out.iter().map(|&id| Seg { pkt: *self.pool.get(id), sack: self.pool.sack(id), opt: self.pool.accecn(id) }).collect()
         }
         /// Delivers a packet without SACK blocks.
         fn deliver(&mut self, to_server: bool, pkt: &Packet) -> Vec<Seg> {
-            self.deliver_seg(to_server, &Seg { pkt: *pkt, sack: SackBlocks::EMPTY })
+            self.deliver_seg(to_server, &Seg { pkt: *pkt, sack: SackBlocks::EMPTY, opt: None })
         }
         fn deliver_seg(&mut self, to_server: bool, seg: &Seg) -> Vec<Seg> {
             self.on(to_server, |e, ctx| {
-                e.on_segment(&seg.pkt, &seg.sack, ctx);
+                e.on_segment_with(&seg.pkt, &seg.sack, seg.opt.as_ref(), ctx);
             })
         }
         /// Handshake without loss; returns the client's first segment after it.
@@ -2262,22 +2380,8 @@ mod tests {
     }
 
     /// A pure ACK from the client (towards the server).
-    fn ack_to_server(ack: u64, f: u8) -> Packet {
-        Packet {
-            flow: 0,
-            flow_gen: 0,
-            seq: 1,
-            ack,
-            payload: 0,
-            size: 40,
-            wnd: 64_000,
-            flags: flags::ACK | f,
-            ecn: Ecn::NotEct,
-            kind: PacketKind::Ack,
-            dir: Direction::Up,
-            hop: 0,
-            enqueued_at: 0,
-        }
+    fn ack_to_server(ack: u64, f: u16) -> Packet {
+        Packet::test_ack(ack, f)
     }
 
     #[test]
@@ -2418,7 +2522,7 @@ mod tests {
     }
 
     /// A data segment from the server to the client.
-    fn data_to_client(seq: u64, ecn: Ecn, f: u8) -> Packet {
+    fn data_to_client(seq: u64, ecn: Ecn, f: u16) -> Packet {
         Packet {
             flow: 0,
             flow_gen: 0,
@@ -3184,6 +3288,34 @@ mod tests {
         assert!(retx.contains(&(1, 5001)), "{retx:?}");
     }
 
+    /// A wire with a fixed one-way delay and no rate limit: segments arrive in the order sent,
+    /// `one_way` after they were sent.
+    struct Wire {
+        /// (arrival, order) -> (to_server, segment)
+        q: std::collections::BTreeMap<(SimTime, u64), (bool, Seg)>,
+        order: u64,
+        one_way: SimTime,
+    }
+
+    impl Wire {
+        fn new(one_way: SimTime) -> Wire {
+            Wire { q: std::collections::BTreeMap::new(), order: 0, one_way }
+        }
+        fn send(&mut self, at: SimTime, to_server: bool, segs: Vec<Seg>) {
+            for s in segs {
+                self.order += 1;
+                self.q.insert((at + self.one_way, self.order), (to_server, s));
+            }
+        }
+        /// When the next segment arrives (`OFF`: none on the wire).
+        fn next_at(&self) -> SimTime {
+            self.q.keys().next().map_or(OFF, |k| k.0)
+        }
+        fn pop(&mut self) -> (bool, Seg) {
+            self.q.pop_first().unwrap().1
+        }
+    }
+
     /// The server sends `bytes` to the client over a network with `one_way` delay each way that
     /// loses one copy of a data segment per entry of `lost`; every timer of both ends runs.
     /// Returns the server's counters, its retransmissions (time, seq) and when it processed
@@ -3192,28 +3324,19 @@ mod tests {
         let mut pair = Pair::new(p);
         let mut lost = lost.to_vec();
         let (mut retx, mut acks_at) = (Vec::new(), Vec::new());
-        // (arrival, order, to_server, segment)
-        let mut wire: std::collections::BTreeMap<(SimTime, u64), (bool, Seg)> = std::collections::BTreeMap::new();
-        let mut order = 0;
-        let mut send = |wire: &mut std::collections::BTreeMap<(SimTime, u64), (bool, Seg)>, at: SimTime, to_server: bool, segs: Vec<Seg>| {
-            for s in segs {
-                order += 1;
-                wire.insert((at + one_way, order), (to_server, s));
-            }
-        };
+        let mut wire = Wire::new(one_way);
         let syn = pair.on(false, |e, ctx| e.connect(ctx));
-        send(&mut wire, 0, true, syn);
+        wire.send(0, true, syn);
         let mut written = false;
         while pair.s.acked_bytes() < bytes || !written {
-            let next_pkt = wire.keys().next().map_or(OFF, |k| k.0);
+            let next_pkt = wire.next_at();
             let timers = [pair.s.retransmit_timer_at(), pair.c.retransmit_timer_at(), pair.c.delack_at, pair.s.delack_at];
             let next_timer = timers.iter().copied().min().unwrap();
             let now = next_pkt.min(next_timer);
             assert!(now < 60 * NS_PER_S, "stalled");
             pair.now = now;
             if next_pkt <= next_timer {
-                let (key, (to_server, seg)) = wire.pop_first().unwrap();
-                let _ = key;
+                let (to_server, seg) = wire.pop();
                 if !to_server && seg.payload > 0 {
                     if let Some(i) = lost.iter().position(|&l| l == seg.seq) {
                         lost.remove(i);
@@ -3227,7 +3350,7 @@ mod tests {
                     acks_at.push(now);
                 }
                 let out = pair.deliver_seg(to_server, &seg);
-                send(&mut wire, now, !to_server, out);
+                wire.send(now, !to_server, out);
             } else {
                 let (server, delack) = match timers.iter().position(|&t| t == now).unwrap() {
                     0 => (true, false),
@@ -3242,12 +3365,12 @@ mod tests {
                         e.on_rto(ctx);
                     }
                 });
-                send(&mut wire, now, !server, out);
+                wire.send(now, !server, out);
             }
             if !written && pair.s.state == TcpState::Established {
                 written = true;
                 let out = pair.on(true, |e, _| e.write(bytes));
-                send(&mut wire, now, false, out);
+                wire.send(now, false, out);
             }
         }
         (pair.s.stats, retx, acks_at)
@@ -3449,5 +3572,395 @@ mod tests {
         assert!((f - 0.1).abs() < 0.01);
         assert!((mean - 0.1).abs() < 0.015, "mean alpha {mean}");
         assert_eq!(pair.s.stats.rtos, 0);
+    }
+
+    fn accecn(p: TcpParams) -> TcpParams {
+        TcpParams { ecn: true, ecn_feedback: EcnFeedback::Accecn, ..p }
+    }
+
+    /// The handshake between a client with `pc` and a server with `ps`; returns both ends, the
+    /// SYN, the SYN-ACK and what the client sent on the SYN-ACK (the request is written then).
+    fn handshake(pc: &TcpParams, ps: &TcpParams) -> (Endpoint, Endpoint, Packet, Packet, Vec<Packet>) {
+        let mut pool = PacketPool::new();
+        let mut c = Endpoint::new(Role::Client, 0, 0, 64_000, pc);
+        let mut s = Endpoint::new(Role::Server, 0, 0, 64_000, ps);
+        let mut run = |e: &mut Endpoint, p: &TcpParams, f: &mut dyn FnMut(&mut Endpoint, &mut SegmentCtx)| -> Vec<Packet> {
+            let mut out = Vec::new();
+            let mut ctx = SegmentCtx { now: 0, pool: &mut pool, out: &mut out, params: p };
+            f(e, &mut ctx);
+            e.flush(&mut ctx);
+            let ids = std::mem::take(ctx.out);
+            ids.iter().map(|&id| *ctx.pool.get(id)).collect()
+        };
+        let syn = run(&mut c, pc, &mut |e, ctx| e.connect(ctx))[0];
+        let synack = run(&mut s, ps, &mut |e, ctx| {
+            e.on_segment(&syn, &SackBlocks::EMPTY, ctx);
+        })[0];
+        let after = run(&mut c, pc, &mut |e, ctx| {
+            e.on_segment(&synack, &SackBlocks::EMPTY, ctx);
+            e.write(1000);
+        });
+        for a in &after {
+            run(&mut s, ps, &mut |e, ctx| {
+                e.on_segment(a, &SackBlocks::EMPTY, ctx);
+            });
+        }
+        (c, s, syn, synack, after)
+    }
+
+    #[test]
+    fn accecn_negotiation_falls_back_by_rfc9768_table_2() {
+        // (client, server) in {no ECN, RFC 3168, AccECN}: AccECN only when both ask for it,
+        // RFC 3168's ECN when both have ECN and one has only RFC 3168 (Table 2's second and
+        // third blocks), none when either has no ECN.
+        let off = params();
+        let classic = TcpParams { ecn: true, ..params() };
+        let acc = accecn(params());
+        let sides = [("off", &off), ("rfc3168", &classic), ("accecn", &acc)];
+        for (cn, pc) in sides {
+            for (sn, ps) in sides {
+                let (c, s, syn, synack, after) = handshake(pc, ps);
+                let want = match (cn, sn) {
+                    ("off", _) | (_, "off") => "off",
+                    ("accecn", "accecn") => "accecn",
+                    _ => "rfc3168",
+                };
+                let got = |e: &Endpoint| match (e.ecn_negotiated(), e.accecn_negotiated()) {
+                    (false, _) => "off",
+                    (true, false) => "rfc3168",
+                    (true, true) => "accecn",
+                };
+                assert_eq!((got(&c), got(&s)), (want, want), "client {cn}, server {sn}");
+                let ace = |p: &Packet| (p.has(flags::AE), p.has(flags::CWR), p.has(flags::ECE));
+                assert_eq!(ace(&syn), match cn { "off" => (false, false, false), "rfc3168" => (false, true, true), _ => (true, true, true) });
+                let expect_synack = match (want, sn) {
+                    ("off", _) => (false, false, false),
+                    ("accecn", _) => (false, true, false), // Not-ECT SYN fed back as 0b010
+                    _ => (false, false, true),
+                };
+                assert_eq!(ace(&synack), expect_synack, "client {cn}, server {sn}");
+                if want == "accecn" {
+                    // A pure ACK with the handshake encoding of the Not-ECT SYN-ACK (Table 3),
+                    // then the request carrying r.cep = 5 (0b101).
+                    assert_eq!(after.len(), 2);
+                    assert_eq!((after[0].payload, ace(&after[0])), (0, (false, true, false)));
+                    assert_eq!((after[1].payload, ace(&after[1])), (1000, (true, false, true)));
+                    assert_eq!(after[1].ecn, Ecn::Ect0);
+                    assert_eq!(s.accecn_ce_counts(), Some((0, 0)));
+                } else {
+                    assert_eq!(after.len(), 1, "the request rides on the handshake ACK");
+                }
+            }
+        }
+        // A server that reflects the SYN's flags is broken (Table 2's last block): no ECN.
+        let mut fb = Feedback::default();
+        let mut reflected = handshake(&acc, &acc).2;
+        reflected.flags |= flags::ACK;
+        fb.accept_synack(true, true, &reflected);
+        assert!(!fb.negotiated);
+    }
+
+    #[test]
+    fn accecn_feeds_back_the_handshake_ip_ecn_fields() {
+        // The SYN's codepoint comes back on the SYN-ACK (Table 2), the SYN-ACK's on the pure
+        // ACK (Table 3); a CE SYN-ACK raises the client's r.cep to 6 and tells the server.
+        let p = accecn(TcpParams { ecn_plus: EcnPlus::Rfc5562, ..params() });
+        let mut c = Endpoint::new(Role::Client, 0, 0, 64_000, &p);
+        let mut s = Endpoint::new(Role::Server, 0, 0, 64_000, &p);
+        let mut pool = PacketPool::new();
+        let mut out = Vec::new();
+        let mut ctx = SegmentCtx { now: 0, pool: &mut pool, out: &mut out, params: &p };
+        c.connect(&mut ctx);
+        let mut syn = *ctx.pool.get(ctx.out[0]);
+        syn.ecn = Ecn::Ect0; // as if the SYN had been sent ECT(0) (ECN++)
+        ctx.out.clear();
+        s.on_segment(&syn, &SackBlocks::EMPTY, &mut ctx);
+        s.flush(&mut ctx);
+        let mut synack = *ctx.pool.get(ctx.out[0]);
+        assert_eq!((synack.has(flags::AE), synack.has(flags::CWR), synack.has(flags::ECE)), (true, false, false));
+        assert_eq!(synack.ecn, Ecn::Ect0, "ECN+ sends the SYN-ACK ECT(0)");
+        synack.ecn = Ecn::Ce;
+        ctx.out.clear();
+        c.on_segment(&synack, &SackBlocks::EMPTY, &mut ctx);
+        c.flush(&mut ctx);
+        let ack = *ctx.pool.get(ctx.out[0]);
+        assert_eq!((ack.payload, accecn::ace_of(&ack)), (0, 0b110));
+        assert_eq!(c.accecn_ce_counts(), Some((0, 1)));
+        ctx.out.clear();
+        s.on_segment(&ack, &SackBlocks::EMPTY, &mut ctx);
+        assert_eq!(s.accecn_ce_counts(), Some((1, 0)));
+        assert_eq!(s.window().cwnd, 1000, "RFC 5562's response: one segment");
+        // Later ACKs carry the counter (6 = 0b110 from now on).
+        c.write(1000);
+        ctx.out.clear();
+        c.flush(&mut ctx);
+        assert_eq!(accecn::ace_of(ctx.pool.get(ctx.out[0])), 6);
+    }
+
+    /// A transfer of `bytes` from server to client over AccECN, with a one-way delay of 5 ms
+    /// and no rate limit (a window's segments, and its ACKs, travel together): `mark(k)`
+    /// CE-marks the k-th new data segment, `drop_ack(k, ack, superseded)` loses the k-th ACK
+    /// (`superseded`: another ACK is on the wire behind it). Returns the pair, the marks made,
+    /// and the mean alpha over the second half (DCTCP senders).
+    fn accecn_transfer(p: TcpParams, bytes: u64, mut mark: impl FnMut(u64) -> bool, mut drop_ack: impl FnMut(u64, u64, bool) -> bool) -> (Pair, u64, f64) {
+        let one_way = 5 * NS_PER_MS;
+        let mut pair = Pair::new(TcpParams { initial_window_segments: p.initial_window_segments.max(10), ..accecn(p) });
+        pair.establish();
+        let mut wire = Wire::new(one_way);
+        let first = pair.on(true, |e, _| e.write(bytes));
+        wire.send(0, false, first);
+        let (mut marked, mut data, mut acks, mut sum, mut n) = (0u64, 0u64, 0u64, 0.0, 0u64);
+        while pair.s.acked_bytes() < bytes {
+            let next_pkt = wire.next_at();
+            let timers = [pair.s.retransmit_timer_at(), pair.c.delack_at];
+            let now = next_pkt.min(timers[0]).min(timers[1]);
+            assert!(now < 600 * NS_PER_S, "stalled");
+            pair.now = now;
+            if next_pkt == now {
+                let (to_server, mut seg) = wire.pop();
+                if !to_server && seg.kind == PacketKind::Data {
+                    if mark(data) {
+                        seg.pkt.ecn = Ecn::Ce;
+                        marked += 1;
+                    }
+                    data += 1;
+                }
+                if to_server {
+                    acks += 1;
+                    let superseded = wire.q.values().any(|(up, _)| *up);
+                    if drop_ack(acks - 1, seg.ack, superseded) {
+                        continue;
+                    }
+                }
+                let out = pair.deliver_seg(to_server, &seg);
+                if to_server && pair.s.acked_bytes() > bytes / 2 {
+                    if let Some(a) = pair.s.dctcp_alpha() {
+                        sum += a;
+                        n += 1;
+                    }
+                }
+                wire.send(now, !to_server, out);
+            } else if timers[0] == now {
+                let out = pair.on(true, |e, ctx| {
+                    e.on_rto(ctx);
+                });
+                wire.send(now, false, out);
+            } else {
+                let out = pair.on(false, |e, _| e.on_delack());
+                wire.send(now, true, out);
+            }
+        }
+        (pair, marked, sum / n.max(1) as f64)
+    }
+
+    #[test]
+    fn accecn_counts_every_mark_through_ack_thinning_and_runs_of_lost_acks() {
+        // A DCTCP sender whose alpha starts at 0 and moves slowly (g = 1/256) hardly reduces its
+        // window for the marks, so from the start windows of 64 segments (the receiver's
+        // window) and their ACKs are in flight. The ACE field alone: no AccECN option.
+        let bytes = 1_000_000;
+        let sender = TcpParams { initial_window_segments: 64, accecn_option: AccEcnOptionMode::Off, ..dctcp(1.0 / 256.0, 0.0) };
+        let counts = |pair: &Pair| (pair.s.accecn_ce_counts().unwrap().0, pair.c.accecn_ce_counts().unwrap().1);
+        // ACK thinning as a middlebox does it: of the ACKs with a later one behind them, two of
+        // every three are dropped; 30% of the segments marked at random.
+        let mut rng = crate::engine::rng::Rng::from_seed(5);
+        let mut thinned = 0;
+        let thin = |k, _, superseded| {
+            let lose = superseded && k % 3 != 2;
+
+            thinned += lose as u32;
+            lose
+        };
+        let (pair, marked, _) = accecn_transfer(sender.clone(), bytes, |_| rng.uniform() < 0.3, thin);
+        let (sent, received) = counts(&pair);
+        eprintln!("thinned ({thinned} ACKs lost): {marked} marks, receiver counted {received}, sender {sent}, {} timeouts", pair.s.stats.rtos);
+        assert!(marked > 50 && thinned > 100);
+        assert_eq!((received, sent), (marked, marked));
+        // Runs of lost ACKs that hide wraps of the 3-bit field: every ACK of segments 300-319
+        // (all 20 CE-marked: the ACE field wraps twice and a half) and of 500-523 (24 marks,
+        // exactly three wraps) is lost, with marks before and after (every seventh segment).
+        // The longest run of consecutive lost ACKs is at least 10. (An ACK number seen before,
+        // the answer to a retransmission, gets through: the sender is not stalled.)
+        let mss = 1000;
+        let runs = [(300u64, 320u64), (500, 524)];
+        let in_run = |ack: u64| runs.iter().any(|&(a, b)| ack > 1 + a * mss && ack <= 1 + b * mss);
+        let first_time = |seen: &mut std::collections::HashSet<u64>, ack| seen.insert(ack);
+        let (mut lost_run, mut longest, mut seen) = (0, 0, std::collections::HashSet::new());
+        let lose = |_, ack, _| {
+            let lose = in_run(ack) && first_time(&mut seen, ack);
+            lost_run = if lose { lost_run + 1 } else { 0 };
+            longest = longest.max(lost_run);
+            lose
+        };
+        let marks = |k: u64| runs.iter().any(|&(a, b)| k >= a && k < b) || k.is_multiple_of(7);
+        let (pair, marked, _) = accecn_transfer(sender.clone(), bytes, marks, lose);
+        let (sent, received) = counts(&pair);
+        eprintln!("runs of lost ACKs (longest {longest}): {marked} marks, receiver counted {received}, sender {sent}");
+        assert!(longest >= 10, "longest run of lost ACKs {longest}");
+        assert_eq!((received, sent), (marked, marked));
+        // The same runs over sparse marks: the counter is ambiguous and the sender takes the
+        // safest case (Appendix A.2.1), more marks than there were, never fewer.
+        let mut seen = std::collections::HashSet::new();
+        let (pair, marked, _) = accecn_transfer(sender, bytes, |k| k.is_multiple_of(7), |_, ack, _| in_run(ack) && first_time(&mut seen, ack));
+        let (sent, received) = counts(&pair);
+        eprintln!("sparse marks behind lost ACKs: {marked} marks, sender {sent}");
+        assert_eq!(received, marked);
+        assert!(sent > marked, "the conservative count");
+    }
+
+    #[test]
+    fn dctcp_alpha_converges_over_accecn() {
+        // As `dctcp_alpha_converges_to_the_marking_probability_end_to_end`, with AccECN's
+        // counter instead of DCTCP's echo: alpha settles at the marking probability, 0.1.
+        let mut rng = crate::engine::rng::Rng::from_seed(11);
+        let (pair, marked, alpha) = accecn_transfer(dctcp(1.0 / 16.0, 1.0), 4_000_000, |_| rng.uniform() < 0.1, |_, _, _| false);
+        eprintln!("AccECN: marked {marked} of 4000 segments; mean alpha {alpha:.4}; reductions {}", pair.s.stats.ecn_reductions);
+        assert!((alpha - 0.1).abs() < 0.015, "mean alpha {alpha}");
+        assert_eq!(pair.s.accecn_ce_counts().unwrap().0, marked);
+        assert_eq!(pair.s.stats.rtos, 0);
+    }
+
+    #[test]
+    fn the_accecn_option_makes_the_ce_byte_count_exact_across_ack_loss() {
+        // The runs of lost ACKs over sparse marks that the ACE field alone over-counts: with
+        // RFC 9768's option scheme (and with `full`) the ECEB field gives the marked bytes
+        // exactly, and Appendix A.2.2 the packets too; with the option off the sender
+        // over-counts both.
+        let sender = TcpParams { initial_window_segments: 64, ..dctcp(1.0 / 256.0, 0.0) };
+        let (mss, bytes) = (1000, 1_000_000);
+        let runs = [(300u64, 320u64), (500, 524)];
+        let in_run = |ack: u64| runs.iter().any(|&(a, b)| ack > 1 + a * mss && ack <= 1 + b * mss);
+        let mut results = Vec::new();
+        for mode in [AccEcnOptionMode::Rfc9768, AccEcnOptionMode::Full, AccEcnOptionMode::Minimum, AccEcnOptionMode::Off] {
+            let mut seen = std::collections::HashSet::new();
+            let p = TcpParams { accecn_option: mode, ..sender.clone() };
+            let (pair, marked, _) = accecn_transfer(p, bytes, |k| k.is_multiple_of(7), |_, ack, _| in_run(ack) && seen.insert(ack));
+            let (reported, r_ceb) = (pair.s.accecn_ce_bytes().unwrap().0, pair.c.accecn_ce_bytes().unwrap().1);
+            let packets = pair.s.accecn_ce_counts().unwrap().0;
+            eprintln!("{mode:?}: {marked} marks = {r_ceb} bytes; the sender counted {packets} marks, {reported} bytes");
+            assert_eq!(r_ceb, marked * mss);
+            results.push((mode, marked, packets, reported, r_ceb));
+        }
+        // `minimum` sends the option only when r.ceb moved since the last option, so an ACK
+        // after the run may lack it: in between.
+        let off = results[3].3;
+        for &(mode, marked, packets, reported, r_ceb) in &results {
+            match mode {
+                AccEcnOptionMode::Off => assert!(reported > r_ceb && packets > marked, "{mode:?}: the ACE field alone over-counts"),
+                AccEcnOptionMode::Minimum => assert!(reported >= r_ceb && reported < off, "{mode:?}"),
+                _ => assert_eq!((packets, reported), (marked, r_ceb), "{mode:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn accecn_options_ride_where_the_scheme_says_and_count_in_the_segment_size() {
+        // RFC 9768's scheme: the SYN-ACK, the client's first ACK and first data segment carry
+        // all three fields (12 bytes); afterwards a segment carries the option only when a byte
+        // counter moved since the last ACK, with the fields that ever moved (EE0B alone: 8
+        // bytes, length 5), and the option's bytes are in the segment's size.
+        let p = accecn(TcpParams { initial_window_segments: 4, ..params() });
+        let mut pair = Pair::new(p.clone());
+        let syn = pair.on(false, |e, ctx| e.connect(ctx));
+        let synack = pair.deliver(true, &syn[0]);
+        assert_eq!(synack[0].opt.map(|o| (o.fields, o.ee0b, o.eceb, o.ee1b)), Some((3, 1, 0, 1)));
+        assert_eq!(synack[0].size, 40 + 12);
+        let after = pair.deliver_seg(false, &synack[0]);
+        assert_eq!(after[0].opt.map(|o| o.fields), Some(3), "the first ACK");
+        pair.deliver_seg(true, &after[0]);
+        let request = pair.on(false, |e, _| e.write(1000));
+        assert_eq!((request[0].opt.map(|o| o.fields), request[0].size), (Some(3), 1000 + 40 + 12), "the first data segment");
+        pair.deliver_seg(true, &request[0]);
+        let d = pair.on(true, |e, _| e.write(4000));
+        let o = d[0].opt.unwrap();
+        assert_eq!((o.order1, o.fields, o.ee0b, d[0].size), (false, 1, 1001, 1000 + 40 + 8), "EE0B has moved");
+        assert!(d[1..].iter().all(|s| s.opt.is_none() && s.size == 1040), "nothing new received: no option");
+        let mut acks: Vec<Seg> = d[..2].iter().flat_map(|s| pair.deliver_seg(false, s)).collect();
+        assert_eq!(acks.iter().map(|a| (a.opt.map(|o| (o.fields, o.ee0b)), a.size)).collect::<Vec<_>>(), [(Some((1, 2001)), 48)]);
+        // A CE mark adds ECEB: the fields up to it (length 8, 8 bytes).
+        let mut seg = d[2];
+        seg.pkt.ecn = Ecn::Ce;
+        acks = pair.deliver_seg(false, &seg);
+        let o = acks.iter().find_map(|a| a.opt).unwrap();
+        assert_eq!((o.fields, o.eceb(), o.ee0b()), (2, Some(1000), Some(2001)));
+        // Full: all three fields on every ACK.
+        let mut pair = Pair::new(TcpParams { accecn_option: AccEcnOptionMode::Full, ..p });
+        pair.establish();
+        let d = pair.on(true, |e, _| e.write(4000));
+        let acks: Vec<Seg> = d.iter().flat_map(|s| pair.deliver_seg(false, s)).collect();
+        assert!(!acks.is_empty() && acks.iter().all(|a| a.opt.map(|o| o.fields) == Some(3) && a.size == 52));
+    }
+
+    /// ECN++ on both ends as `ecn_plus_plus = true` resolves it, over AccECN.
+    fn ecn_plus_plus() -> TcpParams {
+        accecn(TcpParams { ect_syn: true, ect_pure_acks: true, ect_fins: true, ect_retransmissions: true, ecn_plus: EcnPlus::Rfc5562, ..params() })
+    }
+
+    #[test]
+    fn ecn_plus_plus_answers_a_ce_marked_syn_as_the_draft_says() {
+        // The client's first SYN is ECT(0); a CE mark on it comes back in the SYN-ACK's flags
+        // (AccECN's (1, 1, 0)) and the client starts from one segment; the server, whose
+        // SYN-ACK was not marked, keeps its initial window. Unmarked, both keep theirs.
+        for marked in [true, false] {
+            let p = ecn_plus_plus();
+            let mut pair = Pair::new(p.clone());
+            let mut syn = pair.on(false, |e, ctx| e.connect(ctx))[0];
+            assert_eq!((syn.ecn, accecn::ace_of(&syn)), (Ecn::Ect0, 0b111));
+            if marked {
+                syn.pkt.ecn = Ecn::Ce;
+            }
+            let synack = pair.deliver_seg(true, &syn);
+            assert_eq!(accecn::ace_of(&synack[0]), if marked { 0b110 } else { 0b100 });
+            assert_eq!(synack[0].ecn, Ecn::Ect0, "ECN++ implies RFC 5562's ECT SYN-ACK");
+            let after = pair.deliver_seg(false, &synack[0]);
+            let iw = p.initial_window_bytes();
+            assert_eq!(pair.c.window().cwnd, if marked { 1000 } else { iw });
+            assert_eq!(pair.c.stats.ecn_reductions, marked as u32);
+            // The pure ACK of the SYN-ACK is ECT(0) and feeds back the SYN-ACK's ECT(0).
+            assert_eq!((after[0].payload, after[0].ecn, accecn::ace_of(&after[0])), (0, Ecn::Ect0, 0b100));
+            pair.deliver_seg(true, &after[0]);
+            assert_eq!(pair.s.window().cwnd, iw);
+            assert_eq!(pair.s.accecn_ce_counts(), Some((0, 0)), "a CE SYN is not counted in r.cep");
+        }
+        // A retransmitted SYN is Not-ECT; without ECN++ the SYN is Not-ECT.
+        let mut pair = Pair::new(ecn_plus_plus());
+        pair.on(false, |e, ctx| e.connect(ctx));
+        pair.now = pair.c.rto_at;
+        let again = pair.on(false, |e, ctx| {
+            e.on_rto(ctx);
+        });
+        assert_eq!((again[0].kind, again[0].ecn), (PacketKind::Syn, Ecn::NotEct));
+        let mut pair = Pair::new(accecn(params()));
+        assert_eq!(pair.on(false, |e, ctx| e.connect(ctx))[0].ecn, Ecn::NotEct);
+    }
+
+    #[test]
+    fn ecn_plus_plus_sends_pure_acks_and_fins_ecn_capable_and_counts_marks_on_acks() {
+        let mut pair = Pair::new(TcpParams { initial_window_segments: 10, ..ecn_plus_plus() });
+        pair.establish();
+        // Server data, client ACKs: ECT(0) pure ACKs; three CE-marked ones raise the server's
+        // r.cep by three and, with no data unacknowledged, make it acknowledge them (RFC 9768
+        // 3.2.2.5.1, n = 3), carrying the count back.
+        let data = pair.on(true, |e, _| e.write(10_000));
+        let acks: Vec<Seg> = data.iter().flat_map(|s| pair.deliver_seg(false, s)).collect();
+        assert!(acks.len() >= 3 && acks.iter().all(|a| a.payload == 0 && a.ecn == Ecn::Ect0));
+        let mut replies = Vec::new();
+        for a in acks.iter().take(3) {
+            let mut a = *a;
+            a.pkt.ecn = Ecn::Ce;
+            replies.extend(pair.deliver_seg(true, &a));
+        }
+        assert_eq!(pair.s.accecn_ce_counts().map(|c| c.1), Some(3));
+        let ack_of_acks = replies.iter().find(|r| r.payload == 0).expect("an ACK of the marked ACKs");
+        assert_eq!(accecn::ace_of(ack_of_acks), (5 + 3) % 8);
+        // FINs are ECT(0).
+        let fin = pair.on(true, |e, _| e.close());
+        assert!(fin.iter().any(|s| s.has(flags::FIN) && s.ecn == Ecn::Ect0));
+        // Without ECN++ the same ACKs are Not-ECT.
+        let mut pair = Pair::new(accecn(params()));
+        pair.establish();
+        let data = pair.on(true, |e, _| e.write(6000));
+        let acks: Vec<Seg> = data.iter().flat_map(|s| pair.deliver_seg(false, s)).collect();
+        assert!(acks.iter().all(|a| a.ecn == Ecn::NotEct));
     }
 }

@@ -5,6 +5,8 @@
 //!   delayed ACKs, NewReno loss recovery, RFC 3168 ECN, FIN exchange);
 //! * [`ecn`]: ECN feedback (RFC 3168: negotiation, the echo, CWR) and the per-ACK signal the
 //!   congestion controller sees;
+//! * [`accecn`]: Accurate ECN feedback (RFC 9768): the handshake encodings, the ACE counter,
+//!   the sender's decoding;
 //! * [`window`]: the window, congestion signals, RTTs and per-ACK signal a controller works on
 //!   (a leaf the other parts share);
 //! * [`rtt`]: the RFC 6298 retransmission-timeout estimator;
@@ -17,6 +19,7 @@
 //! * [`hystart`]: slow-start exit before loss (Linux's HyStart, HyStart++ of RFC 9406);
 //! * [`params`]: endpoint profiles and their resolved parameters.
 
+pub mod accecn;
 pub mod cc;
 pub mod config;
 pub mod controller;

@@ -45,6 +45,38 @@ pub enum EcnPlus {
     Rfc5562,
 }
 
+/// How the receiver feeds CE marks back (and how the two ends negotiate it).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum EcnFeedback {
+    /// RFC 3168: ECE from a mark until CWR (DCTCP's and Prague's receivers: ECE per segment,
+    /// RFC 8257 section 3.2).
+    #[default]
+    Rfc3168,
+    /// AccECN (RFC 9768): asked for with (AE, CWR, ECE) = (1, 1, 1) on the SYN, falling back to
+    /// RFC 3168 or no ECN by the peer's answer (Table 2); a 3-bit count of CE-marked packets
+    /// on every ACK.
+    Accecn,
+}
+
+/// When an AccECN receiver sends the AccECN option (RFC 9768 section 3.2.3) and which fields.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum AccEcnOptionMode {
+    /// RFC 9768's recommended simple scheme (3.2.3.3): on the SYN-ACK, on the client's first
+    /// ACK and first data segment (3.2.3.2.1), and on every ACK after a byte counter changed
+    /// since the last ACK, with a field for every counter that has ever changed.
+    #[default]
+    Rfc9768,
+    /// Every segment with ACK carries all three fields (12 bytes).
+    Full,
+    /// The handshake's options, then only when the CE byte counter changed since the last
+    /// option, with the fields up to ECEB (8 bytes).
+    Minimum,
+    /// Never (the peer's options are still read).
+    Off,
+}
+
 /// How a sender reduces its window on an ECN echo.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
@@ -211,9 +243,16 @@ pub struct TcpParams {
     /// `tcp_pacing_ss_ratio`, 200) and otherwise (`tcp_pacing_ca_ratio`, 120).
     pub pacing_ss_ratio_percent: u32,
     pub pacing_ca_ratio_percent: u32,
-    /// Retransmissions are ECN-capable (ns-2's FullTcp, ns-3); RFC 3168 6.1.5 says they are
-    /// not.
+    /// Retransmissions are ECN-capable (ns-2's FullTcp, ns-3; ECN++); RFC 3168 6.1.5 says they
+    /// are not.
     pub ect_retransmissions: bool,
+    /// ECN++ (draft-ietf-tcpm-generalized-ecn): the first SYN of a client that asks for AccECN
+    /// is ECN-capable.
+    pub ect_syn: bool,
+    /// ECN++: pure ACKs are ECN-capable on AccECN connections.
+    pub ect_pure_acks: bool,
+    /// ECN++: FINs are ECN-capable on ECN connections.
+    pub ect_fins: bool,
     /// The codepoint of ECN-capable data: ECT(0) (RFC 3168, RFC 8257) or ECT(1) (L4S, RFC 9331).
     pub ect_codepoint: Ecn,
     /// SACK (RFC 2018) offered in the handshake; when both ends have it, RFC 6675 recovery.
@@ -230,6 +269,10 @@ pub struct TcpParams {
     /// The endpoint is ECN-capable (RFC 3168): it asks for ECN (client) or accepts it (server).
     pub ecn: bool,
     pub ecn_plus: EcnPlus,
+    /// The feedback asked for (client) or accepted (server) when `ecn` is on.
+    pub ecn_feedback: EcnFeedback,
+    /// With AccECN: when this end's receiver sends the AccECN option.
+    pub accecn_option: AccEcnOptionMode,
     pub ecn_response: EcnResponse,
     pub rto_backoff_end: RtoBackoffEnd,
     pub loss_response: LossResponse,

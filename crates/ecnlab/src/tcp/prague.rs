@@ -24,8 +24,9 @@
 //!   scores the delay depth and its variation, `prague_classic_ecn_detection`, and raises alpha
 //!   towards a classic response); ours is a switch on the depth alone.
 //!
-//! Not modelled: AccECN feedback (Linux's Prague requires it; here the receiver's DCTCP echo
-//! gives the same exact count of marked bytes), the alpha update's rate limit of one per
+//! AccECN feedback, which Linux's Prague requires, is `ecn_feedback = "accecn"` (`tcp::accecn`);
+//! by default the receiver's DCTCP echo gives the same count of marked bytes. Not modelled: the
+//! alpha update's rate limit of one per
 //! `rtt_target` in RTT-independent mode, fractional cwnd below a byte, and the TSO burst limit.
 
 use super::cc::{reduced_window, CongestionControl};
