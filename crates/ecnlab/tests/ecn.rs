@@ -302,3 +302,36 @@ fn flows_count_the_marks_an_aqm_makes_at_enqueue_and_at_dequeue() {
         assert_eq!(sum_u64(&r, "flows", "drops"), 0, "{aqm}: ECN flows, no overflow");
     }
 }
+
+/// The marker on the up queue instead (SYNs and requests cross it), with the packet source
+/// sending up: a SYN finds the up queue above K about half of the time.
+fn syn_scenario(tcp: Value) -> Results {
+    let mut v = marked_dumbbell(5, tcp, exchanges_against_a_source(), 40.0);
+    let marker = v["topology"]["bottleneck"]["queue"].clone();
+    v["topology"]["bottleneck"]["up_queue"] = marker;
+    v["topology"]["bottleneck"]["queue"] = json!({"limit_pkts": 400});
+    v["workloads"][0]["direction"] = json!("up");
+    run(v, 7)
+}
+
+#[test]
+fn ecn_plus_plus_marks_the_syn_where_accecn_alone_drops_it() {
+    // ECN++ over AccECN: the first SYN is ECT(0), so the marker marks it instead of dropping
+    // it: no handshake waits an initial RTO (a marked SYN costs its client a one-segment
+    // start, counted among the ECN reductions with those for marked requests). AccECN without
+    // ECN++ sends Not-ECT SYNs: some are dropped and their exchanges wait 3 s.
+    let plus = syn_scenario(json!({"ecn": true, "ecn_feedback": "accecn", "ecn_plus_plus": true}));
+    let acc = syn_scenario(json!({"ecn": true, "ecn_feedback": "accecn"}));
+    let (p, a) = (plus.table("exchanges"), acc.table("exchanges"));
+    let n = p.rows();
+    assert!(n >= 100 && a.rows() == n, "{n} exchanges");
+    assert!(p.f64s("handshake_wait_s").iter().all(|w| *w == 0.0), "an ECN++ SYN waited");
+    assert!(p.bools("completed").iter().all(|c| *c));
+    let waited = a.f64s("handshake_wait_s").iter().filter(|w| **w >= 3.0 - 1e-9).count();
+    let reductions = sum_u64(&plus, "flows", "ecn_reductions");
+    eprintln!("{n} exchanges: {waited} AccECN handshakes waited the initial RTO; ECN++ clients made {reductions} ECN reductions");
+    assert!(waited >= n / 10, "only {waited} AccECN SYNs dropped");
+    assert!(reductions as usize >= n / 10, "marks answered: {reductions}");
+    let mean = |r: &Results| mean_response_time(r, |_| true);
+    assert!(mean(&acc) > mean(&plus) + 0.3, "AccECN {} s vs ECN++ {} s", mean(&acc), mean(&plus));
+}

@@ -34,8 +34,27 @@
 //! once per window of data to any increase, as RFC 3168 senders react to ECE. A host in
 //! AccECN mode never sets CWR (section 3.1.5): its bit is part of the ACE field.
 
-use super::params::AccEcnOptionMode;
 use crate::packet::{flags, AccEcnOption, Ecn, Packet};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// When an AccECN receiver sends the AccECN option (RFC 9768 section 3.2.3) and which fields.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum AccEcnOptionMode {
+    /// RFC 9768's recommended simple scheme (3.2.3.3): on the SYN-ACK, on the client's first
+    /// ACK and first data segment (3.2.3.2.1), and on every ACK after a byte counter changed
+    /// since the last ACK, with a field for every counter that has ever changed.
+    #[default]
+    Rfc9768,
+    /// Every segment with ACK carries all three fields (12 bytes).
+    Full,
+    /// The handshake's options, then only when the CE byte counter changed since the last
+    /// option, with the fields up to ECEB (8 bytes).
+    Minimum,
+    /// Never (the peer's options are still read).
+    Off,
+}
 
 /// The byte counters' bits in the sets of counters that changed (`AccEcn::ever` etc.).
 const E0: u8 = 1;

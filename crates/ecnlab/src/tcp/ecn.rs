@@ -26,8 +26,7 @@
 //! echo (RFC 3168's halving, ns-2's, ABE, DCTCP's alpha) stays with the sender and its
 //! controller.
 
-use super::accecn::{ace_of, ace_flags, handshake_encoding, synack_feedback, AccEcn};
-use super::params::AccEcnOptionMode;
+use super::accecn::{ace_flags, ace_of, handshake_encoding, synack_feedback, AccEcn, AccEcnOptionMode};
 pub use super::window::AckSignal;
 use super::window::RttInfo;
 use crate::packet::{flags, AccEcnOption, Ecn, Packet};

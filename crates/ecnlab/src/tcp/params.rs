@@ -8,6 +8,7 @@
 //! 200 ms slop, max RTO 64 s, delayed ACK 100 ms, BSD's fixed-point RTO estimator). See
 //! docs/models/tcp.md for every value and its source.
 
+pub use super::accecn::AccEcnOptionMode;
 use super::cubic::CubicParams;
 use super::dctcp::DctcpParams;
 use super::ecn::EchoMode;
@@ -57,24 +58,6 @@ pub enum EcnFeedback {
     /// RFC 3168 or no ECN by the peer's answer (Table 2); a 3-bit count of CE-marked packets
     /// on every ACK.
     Accecn,
-}
-
-/// When an AccECN receiver sends the AccECN option (RFC 9768 section 3.2.3) and which fields.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum AccEcnOptionMode {
-    /// RFC 9768's recommended simple scheme (3.2.3.3): on the SYN-ACK, on the client's first
-    /// ACK and first data segment (3.2.3.2.1), and on every ACK after a byte counter changed
-    /// since the last ACK, with a field for every counter that has ever changed.
-    #[default]
-    Rfc9768,
-    /// Every segment with ACK carries all three fields (12 bytes).
-    Full,
-    /// The handshake's options, then only when the CE byte counter changed since the last
-    /// option, with the fields up to ECEB (8 bytes).
-    Minimum,
-    /// Never (the peer's options are still read).
-    Off,
 }
 
 /// How a sender reduces its window on an ECN echo.
