@@ -26,7 +26,7 @@ def quick() -> dict[str, list[Any]]:
     return _runs("quick")
 
 
-PARTS = {"web", "threshold", "general", "model", "deployment", "testbed"}
+PARTS = {"web", "threshold", "general", "model", "deployment", "testbed", "ecn-plus-plus"}
 
 
 def test_every_part_is_valid_in_both_modes(quick: dict) -> None:
@@ -39,6 +39,7 @@ def test_every_part_is_valid_in_both_modes(quick: dict) -> None:
         assert len(runs["web"]) == len(seeds) * (2 * 4 * 3 + 2)
         assert len(runs["testbed"]) == len(seeds) * (3 + 1)
         assert len(runs["model"]) == len(seeds)
+        assert len(runs["ecn-plus-plus"]) == len(seeds) * 4  # 4 AQMs at 105%, no reference
         loads = len(ep.QUICK_GENERAL_LOADS) if mode == "quick" else 2
         assert len(runs["general"]) == len(seeds) * loads * (2 + 1)
         assert all({r.seed for r in part} == seeds for part in runs.values())
@@ -84,17 +85,36 @@ def test_ecn_modes_switch_router_and_hosts_together(quick: dict) -> None:
     assert (pi["tcp"]["ecn"], pi["tcp"]["ecn_plus"]) == (False, "off")
 
 
+def test_the_ecn_plus_plus_mode_turns_on_the_drafts_switches_on_every_host(quick: dict) -> None:
+    """ECN++: the AQM marks, every host negotiates AccECN and sends SYNs, pure ACKs, FINs and
+    retransmissions ECN-capable, with RFC 5562's SYN-ACK; the AQMs are the web part's."""
+    web_aqms = {
+        r.labels["aqm"]: r.scenario["topology"]["bottleneck"]["queue"]["aqm"]
+        for r in quick["web"]
+        if not r.reference and r.labels["ecn_mode"] == "ECN+"
+    }
+    for r in quick["ecn-plus-plus"]:
+        assert r.labels["ecn_mode"] == ep.ECN_PLUS_PLUS and r.labels["load"] == "105%"
+        tcp = r.scenario["tcp"]
+        assert (tcp["ecn"], tcp["ecn_feedback"], tcp["ecn_plus"]) == (True, "accecn", "rfc5562")
+        assert all(tcp[k] for k in ("ect_syn", "ect_pure_acks", "ect_fins", "ect_retransmissions"))
+        assert "clients" not in tcp and "servers" not in tcp  # both sides inherit [tcp]
+        assert r.scenario["topology"]["bottleneck"]["queue"]["aqm"] == web_aqms[r.labels["aqm"]]
+
+
 def test_runs_of_a_seed_and_load_offer_the_same_traffic(quick: dict) -> None:
     """Pairing: whatever the AQM or ECN setting, a seed and load share the workload and the
     hosts; the reference differs from them only in the bottleneck."""
     groups: dict[tuple[str, int, str], list[dict[str, Any]]] = defaultdict(list)
-    for part in ("web", "threshold", "general"):
+    for part in ("web", "threshold", "general", "ecn-plus-plus"):
         family = "general" if part == "general" else "web"
         for r in quick[part]:
             groups[(family, r.seed, r.labels["load"])].append(r.scenario)
-    for (family, _, _), scenarios in groups.items():
-        # web: the grid, the reference and the threshold run; general: two schemes, reference
-        assert len(scenarios) == (4 * 3 + 1 + 1 if family == "web" else 2 + 1)
+    for (family, _, load), scenarios in groups.items():
+        # web: the grid, the reference and the threshold run (at 105% also the four ECN++
+        # runs); general: two schemes, reference
+        ecnpp = 4 if load == "105%" else 0
+        assert len(scenarios) == (4 * 3 + 1 + 1 + ecnpp if family == "web" else 2 + 1)
         keys = {
             json.dumps([s["workloads"], s["duration_s"], s["warmup_s"]], sort_keys=True)
             for s in scenarios
@@ -151,7 +171,7 @@ World = dict[str, list[Row]]
 SEEDS = 5
 _PATTERN = (-1.0, -0.4, 0.1, 0.5, 0.8)
 """Per-seed deviations (in units of a measure's noise), rotated per configuration."""
-NOISE = {"f05": 0.2, "f3": 0.2, "nt": 0.03, "model_p": 0.002, "sim_p": 0.002}
+NOISE = {"f05": 0.2, "f3": 0.2, "nt": 0.03, "model_p": 0.002, "sim_p": 0.002, "ctl_drops": 3.0}
 """Seed-to-seed noise per measure (absolute); others get 1% of their mean."""
 _LABELS = {"seed", "reference", "load_label", "aqm_label", "ecn_mode_label", "scheme_label",
            "fraction_label", "clients"}  # fmt: skip
@@ -179,7 +199,7 @@ def synthetic(world: World, seeds: int = SEEDS) -> dict[str, pd.DataFrame]:
 
 def _web(load: str, aqm: str | None, mode: str | None, f05: float, nt: float) -> Row:
     return {"reference": aqm is None, "load_label": load, "aqm_label": aqm,
-            "ecn_mode_label": mode, "f05": f05, "nt": nt}  # fmt: skip
+            "ecn_mode_label": mode, "f05": f05, "nt": nt, "ctl_drops": 400.0}  # fmt: skip
 
 
 # The seed's effects, as numbers (responses within 0.5 s, %; throughput, % of capacity).
@@ -229,8 +249,15 @@ def paper_world() -> World:
         )
     ] + [{"reference": True, "ecn_mode_label": None, "mean_s": 0.1, "nt": 15.0,
           "served": 1600.0, "f3": 100.0}]  # fmt: skip
+    # ECN++ as the draft would have it: as fast as ECN+, a quarter of its control drops.
+    ecnpp = [
+        {**_web("105%", aqm, ep.ECN_PLUS_PLUS, levels[2] + 0.3, 99.0), "ctl_drops": 100.0}
+        for (load, aqm), levels in _F05.items()
+        if load == "105%"
+    ]
     return {
         "web": web,
+        "ecn-plus-plus": ecnpp,
         "threshold": [
             {"load_label": "90%", "f05": 94.0, "nt": 85.05},
             {"load_label": "105%", "f05": 93.0, "nt": 97.37},
@@ -369,6 +396,10 @@ WITHOUT: dict[str, Callable[[World], None]] = {
     "testbed-throughput-up-40": lambda w: _flat(w, "testbed", "nt", 66.0, ecn_mode_label="ECN+"),
     "testbed-requests-served-50pct-more": lambda w: _flat(w, "testbed", "served", 1000.0),
     "testbed-tails": lambda w: _flat(w, "testbed", "f3", 90.0),
+    "ecnplusplus-no-worse-than-ecnplus": lambda w: _set(
+        w, "ecn-plus-plus", "f05", lambda r: _web_get(w, "105%", r["aqm_label"], "ECN+") - 5.0
+    ),
+    "ecnplusplus-fewer-control-drops": lambda w: _flat(w, "ecn-plus-plus", "ctl_drops", 400.0),
 }  # fmt: skip
 """Per claim, how to take the seed's effect out of the world: configurations made equal (up to
 seed noise) or the effect reversed."""
@@ -432,16 +463,18 @@ def test_bottleneck_counters_read_the_down_bottleneck_of_the_run() -> None:
     con = duckdb.connect()
     con.execute(
         "CREATE TABLE links AS SELECT * FROM (VALUES "
-        "('a', 'bottleneck_down', 300.0, 400.0, 3, 1, 10, 5, 2, 1, 800, 800000), "
-        "('a', 'bottleneck_down', 400.0, 500.0, 1, 0, 10, 5, 0, 0, 200, 100000), "
-        "('a', 'bottleneck_up', 300.0, 500.0, 9, 9, 90, 90, 9, 9, 900, 9), "
-        "('b', 'bottleneck_down', 300.0, 500.0, 7, 7, 70, 70, 7, 7, 700, 7)) AS t(run_id, link, "
-        "t_start_s, t_end_s, drops_synack, marks_synack, drops, marks, drops_forced, "
-        "marks_forced, arrivals_pkts, delivered_bytes)"
+        "('a', 'bottleneck_down', 300.0, 400.0, 3, 1, 10, 5, 2, 1, 800, 800000, 1, 2, 3), "
+        "('a', 'bottleneck_down', 400.0, 500.0, 1, 0, 10, 5, 0, 0, 200, 100000, 0, 0, 4), "
+        "('a', 'bottleneck_up', 300.0, 500.0, 9, 9, 90, 90, 9, 9, 900, 9, 9, 9, 9), "
+        "('b', 'bottleneck_down', 300.0, 500.0, 7, 7, 70, 70, 7, 7, 700, 7, 7, 7, 7)) "
+        "AS t(run_id, link, t_start_s, t_end_s, drops_synack, marks_synack, drops, marks, "
+        "drops_forced, marks_forced, arrivals_pkts, delivered_bytes, drops_ack, drops_fin, "
+        "drops_retx)"
     )
     con.execute("ALTER TABLE links ADD COLUMN delivered_pkts BIGINT DEFAULT 1000")
     c = ep._bottleneck_counters(con, "a")
     assert (c["synack_drops"], c["synack_marks"]) == (4.0, 1.0)
+    assert c["ctl_drops"] == 1 + 2 + 3 + 4  # pure ACKs, FINs, retransmissions; down only
     assert c["drop_pct"] == pytest.approx(2.0) and c["mark_pct"] == pytest.approx(1.0)
     assert c["forced_drop_pct"] == pytest.approx(0.2) and c["forced_mark_pct"] == pytest.approx(0.1)
     assert c["arrivals_pps"] == pytest.approx(1000 / 200)
@@ -492,7 +525,14 @@ def test_a_tiny_reproduction_runs_every_part_end_to_end(tmp_path, monkeypatch) -
     parts = {row["part"] for row in op["configurations"]}
     assert parts == PARTS
     assert any(c["check"].startswith("model") for c in op["checks"])
-    for key in ("fig2-red", "fig6-threshold", "fig8-model", "fig12-testbed-ccdf", "table1"):
+    for key in (
+        "fig2-red",
+        "fig6-threshold",
+        "fig8-model",
+        "fig12-testbed-ccdf",
+        "table1",
+        "fig-ecnplusplus",
+    ):
         assert (tmp_path / "figures" / f"{key}.png").stat().st_size > 1000
     testbed = pd.read_csv(tmp_path / "tables" / "testbed.csv", index_col=0)
     assert "unfinished (all runs)" in testbed.columns

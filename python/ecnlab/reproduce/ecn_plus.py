@@ -1,6 +1,6 @@
 """Seed 000, Kuzmanovic, "The Power of Explicit Congestion Notification" (SIGCOMM 2005).
 
-``ecnlab reproduce ecn-plus [--quick | --full]`` runs six parts (each a resumable sweep):
+``ecnlab reproduce ecn-plus [--quick | --full]`` runs seven parts (each a resumable sweep):
 
 * ``web``: web sessions over a 100 Mb/s bottleneck at 90% and 105% offered load (section 4.2),
   RED, RED* (Adaptive RED auto-configured for 5 ms, dropping or marking beyond max_th), REM and
@@ -15,7 +15,9 @@
 * ``deployment``: RED* at 98% load with ECN+ servers and 5%, 50%, 95% ECN clients: Figure 10;
 * ``testbed``: section 7 (and seed 003), TPC-W-like browsers over persistent connections offering
   15 Mb/s to a 10 Mb/s RED* bottleneck, no ECN, ECN and ECN+, against 100 Mb/s: Figures 11-12
-  and the testbed's numbers.
+  and the testbed's numbers;
+* ``ecn-plus-plus`` (not in the seed): the four AQMs at 105% with ECN++ (the generalized-ECN
+  draft, on AccECN hosts), paired by seed with the ``web`` part's ECN and ECN+ runs.
 
 Every run of a seed offers the same traffic whatever the AQM or ECN setting (the workloads draw
 from streams of their own), so the claims compare runs paired by seed. The claims are the
@@ -87,6 +89,15 @@ AQMS: dict[str, dict[str, Any]] = {
 }
 THRESHOLD = {"kind": "threshold", "k_bytes": TARGET_BYTES, "ecn": True}
 ECN_MODES = ("no ECN", "ECN", "ECN+")
+ECN_PLUS_PLUS = "ECN++"
+"""The mode of part ``ecn-plus-plus`` (not in the seed): the generalized-ECN draft's ECN++ on
+hosts that negotiate AccECN (RFC 9768), beside the ``web`` part's three modes."""
+ECNPP_LOADS = ("105%",)
+"""Where part ``ecn-plus-plus`` runs: the load at which the seed finds ECN+'s gains largest."""
+ECNPP_TCP = {"tcp.ecn": True, "tcp.ecn_feedback": "accecn", "tcp.ecn_plus_plus": True}
+"""ECN++'s host settings, on every host (clients and servers inherit ``[tcp]``). The bundle
+``ecn_plus_plus`` makes SYNs (with AccECN), pure ACKs, FINs and retransmissions ECN-capable and
+implies RFC 5562's ECN-capable SYN-ACK with its response (``ecn_plus = "rfc5562"``)."""
 LOADS = ("90%", "105%")
 FRACTIONS = {"5%": 0.05, "50%": 0.5, "95%": 0.95}
 SCHEMES = {"threshold, ECN+": THRESHOLD, "PI, no ECN": AQMS["PI"]}
@@ -223,12 +234,29 @@ def model(col: str, text: str) -> Quantity:
     return measure("model", col, text)
 
 
+def ecnpp(aqm: str, col: str = "f05", load: str = ECNPP_LOADS[0]) -> Quantity:
+    """One AQM with ECN++ (part ``ecn-plus-plus``)."""
+    return measure(
+        "ecn-plus-plus", col, f"{_AT_TEXT.get(col, col)} {aqm} {ECN_PLUS_PLUS} {load}",
+        aqm_label=aqm, ecn_mode_label=ECN_PLUS_PLUS, load_label=load,
+    )  # fmt: skip
+
+
+def web_measure(aqm: str, mode: str, load: str, col: str) -> Quantity:
+    """Any measure ``col`` of one ``web`` configuration."""
+    return measure(
+        "web", col, f"{_AT_TEXT.get(col, col)} {aqm} {mode} {load}",
+        aqm_label=aqm, ecn_mode_label=mode, load_label=load,
+    )  # fmt: skip
+
+
 _AT_TEXT = {
     "f05": "% within 0.5 s",
     "f1": "% within 1 s",
     "f2": "% within 2 s",
     "f3": "% within 3 s",
     "nt": "throughput %",
+    "ctl_drops": "pure ACKs, FINs and retransmissions dropped",
 }
 
 
@@ -1072,6 +1100,68 @@ CLAIMS: tuple[ClaimSpec, ...] = (
         "completed exchanges only.",
         figure="fig12-testbed-ccdf",
     ),
+    # --- not in the seed: ECN++ (the generalized-ECN draft) beside ECN+ -----------------------
+    ClaimSpec(
+        id="ecnplusplus-no-worse-than-ecnplus",
+        statement="ECN++ on AccECN hosts serves responses within 0.5 s at least about as often "
+        "as the seed's ECN+, under every AQM at 105% load",
+        quote="It allows the use of ECN in the IP header of the following TCP packets: SYNs, "
+        "SYN/ACKs, pure ACKs, Window probes, FINs, RSTs and retransmissions. [The seed:] it "
+        "addresses a generic weakness of TCP's connection-setup mechanism in which the loss of "
+        "a single control packet generates long exponential backoffs.",
+        location="Bagnulo and Briscoe, draft-ietf-tcpm-generalized-ecn, abstract (no figure); "
+        "seed 000 section 8",
+        paper=None,
+        tests={
+            aqm: Test(
+                (ecnpp(aqm) - within(aqm, "ECN+", L105)).named(
+                    f"% within 0.5 s {aqm} {ECN_PLUS_PLUS} minus ECN+ {L105}"
+                ),
+                above(-CLOSE_POINTS),
+            )
+            for aqm in AQMS
+        },
+        justification=f"A non-inferiority test of ours, fixed before the first ECN++ run: "
+        f"{_F05}, ECN++ minus ECN+ (paired by seed: the same traffic), above -{CLOSE_POINTS:g} "
+        "points (the study's margin of 'close') for each AQM. ECN++ protects more packets "
+        "from early drops than ECN+ (pure ACKs, FINs, retransmissions; SYNs, which travel the "
+        "uncongested up path here), but answers a CE-marked SYN-ACK with an initial window of "
+        "one segment (RFC 5562's response, which the draft keeps) where the seed's ECN+ ignores "
+        "the mark, and feeds marks back by AccECN instead of RFC 3168's echo (the Reno response "
+        "is once per round trip either way). Whether that trade costs response times is what "
+        "this tests; the seed's ECN+ gain over ECN is a few to 60 points, so 2 points is small.",
+        origin="ours",
+        figure="fig-ecnplusplus",
+    ),
+    ClaimSpec(
+        id="ecnplusplus-fewer-control-drops",
+        statement="With ECN++ the bottleneck drops fewer pure ACKs, FINs and retransmissions "
+        "than with ECN+, under every AQM at 105% load",
+        quote="It allows the use of ECN in the IP header of the following TCP packets: SYNs, "
+        "SYN/ACKs, pure ACKs, Window probes, FINs, RSTs and retransmissions.",
+        location="Bagnulo and Briscoe, draft-ietf-tcpm-generalized-ecn, abstract",
+        paper=None,
+        tests={
+            aqm: Test(
+                (ecnpp(aqm, "ctl_drops") - web_measure(aqm, "ECN+", L105, "ctl_drops")).named(
+                    f"pure ACKs, FINs and retransmissions dropped in the window, {aqm} "
+                    f"{ECN_PLUS_PLUS} minus ECN+ {L105}"
+                ),
+                below(0),
+            )
+            for aqm in AQMS
+        },
+        justification="An ordering of ours, fixed before the first ECN++ run: the count of "
+        "pure ACKs, FINs and retransmitted data segments the down bottleneck dropped in the "
+        "window (its drops by packet kind), ECN++ minus ECN+, paired by seed, below 0 for each "
+        "AQM. The mechanism's direct effect: these packets are Not-ECT under ECN+, so an AQM "
+        "that would mark them drops them; under ECN++ it marks them, and only drops beyond "
+        "max_th (RED), overflow or a marking AQM's own drop rules remain. Counts rather than "
+        "rates because the drops by kind have no arrivals by kind beside them; the traffic "
+        "offered is the same in both.",
+        origin="ours",
+        figure="fig-ecnplusplus",
+    ),
 )
 
 
@@ -1200,6 +1290,21 @@ class EcnPlus(Study):
                 "reference": {"label": UNCONGESTED, "vary": [], "set": _UNCONGESTED_SET},
             },
             {
+                "name": "ecn-plus-plus",
+                "base": "web-sessions.toml",
+                "set": {**web, **ECNPP_TCP},
+                "axes": [
+                    _load_axis(ECNPP_LOADS),
+                    {
+                        "name": "aqm",
+                        "path": "topology.bottleneck.queue.aqm",
+                        "values": [{**aqm, "ecn": True} for aqm in AQMS.values()],
+                        "labels": list(AQMS),
+                    },
+                    {"name": "ecn_mode", "values": [ECN_PLUS_PLUS]},
+                ],
+            },
+            {
                 "name": "testbed",
                 "base": "testbed.toml",
                 "set": timing("testbed"),
@@ -1240,6 +1345,9 @@ class EcnPlus(Study):
             "testbed": exchange_measures(
                 results, "testbed", ["ecn_mode_label"], "testbed", first_exchanges=True
             ),
+            "ecn-plus-plus": exchange_measures(
+                results, "ecn-plus-plus", ["load_label", "aqm_label", "ecn_mode_label"], "web"
+            ),
         }
 
     def operating_point(
@@ -1251,6 +1359,9 @@ class EcnPlus(Study):
             calibrated_load(results, "general", ["load_label", "scheme_label"], _target),
             calibrated_load(results, "deployment", ["fraction_label"], lambda labels: 98.0),
             calibrated_load(results, "testbed", ["ecn_mode_label"], lambda labels: 15.0),
+            calibrated_load(
+                results, "ecn-plus-plus", ["load_label", "aqm_label", "ecn_mode_label"], _target
+            ),
             model_point(results),
         ]
         op = OperatingPoint.combine(points)
@@ -1285,17 +1396,22 @@ def _seed_filter(results: Results, part: str) -> str:
 
 def _bottleneck_counters(con: Any, run_id: str) -> dict[str, float]:
     """What the down bottleneck did to the packets of one run in its window: SYN-ACKs dropped
-    and marked (counts), drops and marks beyond max_th (``forced``) and in all (% of arriving
-    packets), arriving packets per second and their mean size (bytes)."""
+    and marked, pure ACKs, FINs and retransmissions dropped (``ctl_drops``: the packets ECN++
+    makes ECN-capable on this path) (counts), drops and marks beyond max_th (``forced``) and in
+    all (% of arriving packets), arriving packets per second and their mean size (bytes)."""
     c = con.execute(
-        "SELECT sum(drops_synack), sum(marks_synack), sum(drops), sum(marks), sum(drops_forced), "
-        "sum(marks_forced), sum(arrivals_pkts), sum(delivered_bytes) / sum(delivered_pkts), "
-        "max(t_end_s) - min(t_start_s) FROM links WHERE run_id = ? AND link = 'bottleneck_down'",
+        "SELECT sum(drops_synack), sum(marks_synack), "
+        "sum(drops_ack) + sum(drops_fin) + sum(drops_retx), sum(drops), sum(marks), "
+        "sum(drops_forced), sum(marks_forced), sum(arrivals_pkts), "
+        "sum(delivered_bytes) / sum(delivered_pkts), max(t_end_s) - min(t_start_s) "
+        "FROM links WHERE run_id = ? AND link = 'bottleneck_down'",
         [run_id],
     ).fetchone()
-    synack_drops, synack_marks, drops, marks, forced_drops, forced_marks, arrivals, size, span = c
+    (synack_drops, synack_marks, ctl_drops, drops, marks, forced_drops, forced_marks, arrivals,
+     size, span) = c  # fmt: skip
     return {
         "synack_drops": float(synack_drops), "synack_marks": float(synack_marks),
+        "ctl_drops": float(ctl_drops),
         "drop_pct": _pct(drops / arrivals), "mark_pct": _pct(marks / arrivals),
         "forced_drop_pct": _pct(forced_drops / arrivals),
         "forced_mark_pct": _pct(forced_marks / arrivals),
@@ -1612,6 +1728,27 @@ def testbed_table(tb: pd.DataFrame) -> pd.DataFrame:
     return table
 
 
+def ecnpp_table(web: pd.DataFrame, ecnpp_runs: pd.DataFrame) -> pd.DataFrame:
+    """ECN, ECN+ (``web``) and ECN++ (``ecn-plus-plus``) per AQM at the ECN++ part's load:
+    response times, throughput and what the bottleneck dropped."""
+    frame = pd.concat([web, ecnpp_runs], ignore_index=True)
+    groups = [
+        (f"{load} {aqm} {mode}", {"load_label": load, "aqm_label": aqm, "ecn_mode_label": mode})
+        for load in ECNPP_LOADS
+        for aqm in AQMS
+        for mode in (*ECN_MODES[1:], ECN_PLUS_PLUS)
+    ]
+    columns = {
+        **_RESPONSE_COLUMNS,
+        "nt": "throughput (% of the bottleneck)",
+        "synack_drops": BOTTLENECK_COLUMNS["synack_drops"],
+        "ctl_drops": BOTTLENECK_COLUMNS["ctl_drops"],
+        "drop_pct": BOTTLENECK_COLUMNS["drop_pct"],
+        "mark_pct": BOTTLENECK_COLUMNS["mark_pct"],
+    }
+    return summarize(frame, groups, columns)
+
+
 def deployment_table(dep: pd.DataFrame) -> pd.DataFrame:
     groups = [
         (f"{f} ECN clients: {cls}", {"fraction_label": f, "clients": cls})
@@ -1712,10 +1849,11 @@ def cdf_figure(
     panels: Mapping[str, Mapping[str, pd.DataFrame]],
     references: Mapping[str, pd.DataFrame | None],
     styles: Mapping[str, Mapping[str, Any]] | None = None,
+    panel_suffix: str = " load",
 ) -> Figure:
-    """One panel per key of ``panels`` (a load), one line per inner key (a Kaplan-Meier estimate
-    drawn at every millisecond), the reference dashed; response time in ms on x (to 2 s),
-    cumulative % on y, as seed 000 draws them."""
+    """One panel per key of ``panels`` (a load, titled with ``panel_suffix``), one line per
+    inner key (a Kaplan-Meier estimate drawn at every millisecond), the reference dashed;
+    response time in ms on x (to 2 s), cumulative % on y, as seed 000 draws them."""
     fig = Figure(figsize=(4.8 * len(panels), 3.6), layout="constrained")
     axes = fig.subplots(1, len(panels), squeeze=False)[0]
     x_ms = 1000 * CDF_GRID_S
@@ -1738,7 +1876,7 @@ def cdf_figure(
         ax.grid(True, alpha=0.3)
         ax.set_xlabel("response time (ms)")
         ax.set_ylabel("cumulative probability (%)")
-        ax.set_title(f"{title}, {panel} load" if panel else title)
+        ax.set_title(f"{title}, {panel}{panel_suffix}" if panel else title)
         ax.legend(fontsize="small", loc="lower right")
     return fig
 
@@ -1853,6 +1991,23 @@ def findings(results: Results, frames: Mapping[str, pd.DataFrame]) -> Findings:
         "Table 1: throughput gain of ECN+ over ECN, ours against the seed's",
         gain_figure(web),
     )
+    ecnpp_load = ECNPP_LOADS[0]
+    found.figure(
+        "fig-ecnplusplus",
+        f"Not in the seed: ECN++ beside ECN and ECN+ at {ecnpp_load} (Kaplan-Meier)",
+        cdf_figure(
+            ecnpp_load,
+            {
+                aqm: {
+                    **{m: curves[(ecnpp_load, aqm, m)] for m in ECN_MODES[1:]},
+                    ECN_PLUS_PLUS: pooled_km("ecn-plus-plus", f"aqm_label = '{aqm}'"),
+                }
+                for aqm in AQMS
+            },
+            {aqm: refs[ecnpp_load] for aqm in AQMS},
+            panel_suffix="",
+        ),
+    )
 
     found.table("operating-web", "Loads of the web part (Mb/s, mean over seeds)", _loads(web))
     found.table(
@@ -1884,6 +2039,11 @@ def findings(results: Results, frames: Mapping[str, pd.DataFrame]) -> Findings:
     found.table("deployment", "Figure 10: incremental deployment (98% load)", deployment_table(dep))
     found.table("testbed", "Section 7 testbed: the seed's numbers and ours", testbed_table(tb))
     found.table(
+        "ecn-plus-plus",
+        f"Not in the seed: ECN++ beside ECN and ECN+ at {ecnpp_load} (mean over seeds)",
+        ecnpp_table(web, frames["ecn-plus-plus"]),
+    )
+    found.table(
         "bottleneck-testbed",
         "What the bottleneck did in the testbed (mean over seeds, in the window)",
         summarize(
@@ -1912,6 +2072,7 @@ BOTTLENECK_COLUMNS = {
     "queue_pkts": "mean queue (packets)",
     "synack_drops": "SYN-ACKs dropped",
     "synack_marks": "SYN-ACKs marked",
+    "ctl_drops": "pure ACKs, FINs, retransmissions dropped",
     "drop_pct": "dropped (% of arrivals)",
     "mark_pct": "marked (%)",
     "forced_drop_pct": "dropped beyond max_th (%)",
