@@ -30,8 +30,9 @@
 //! (RFC 9332 A.1 Figure 2, alpha = 0.1 Tupdate / RTT_max^2, beta = 0.3 / RTT_max,
 //! RTT_max = 100 ms; Linux `sch_dualpi2` the same); `coupling_factor` 2 (section 2.1, A.1);
 //! `l_min_th_us` 800, `l_range_us` 400, `l_th_len_pkts` 1 (A.1 Figure 2; Linux instead uses a
-//! 1 ms step); `tshift_us` 40000 (A.1's time-shifted FIFO example, to be re-checked against
-//! the RFC text; Linux uses a WRR scheduler instead, not modelled); `classifier` ect1_or_ce (A.1); `pi_delay` max (A.2); `ecn` true
+//! 1 ms step); `tshift_us` 40000 (the L4S team's early Linux `sch_dualpi2`: tshift 40 ms beside
+//! a 20 ms target, twice the target; later Linux code uses a WRR scheduler instead, not
+//! modelled); `classifier` ect1_or_ce (A.1); `pi_delay` max (A.2); `ecn` true
 //! (A.1 marks ECT(0) Classic packets); `drop_on_overload` true (section 4.2.3);
 //! `min_backlog_bytes` 0 (Appendix A has no floor; Linux never signals below 2 MTU queued).
 //!
