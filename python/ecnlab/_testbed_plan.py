@@ -285,7 +285,10 @@ def _hosts(raw: dict[str, Any], scenario: dict[str, Any], seed: int,
         fraction = side_raw.pop("ecn_fraction", None)
         tcp = _effective_tcp(scenario, {**raw_tcp, **side_raw})
         where = {k: f"tcp.{side}.{k}" if k in side_raw else f"tcp.{k}" for k in tcp}
+        before = len(problems)
         _check_tcp(tcp, where, raw_tcp, problems)
+        if len(problems) > before:
+            continue  # refused: no hosts to set up
         n = topo.get(side, 1)
         with_ecn = set(range(n)) if tcp.get("ecn") else set()
         if fraction is not None:
