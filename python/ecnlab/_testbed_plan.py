@@ -65,6 +65,7 @@ _FIXED_WHY = {
     "beta": "Linux's decrease factors are the modules' own",
     "cubic_c": "a global parameter of Linux's tcp_cubic module",
     "pacing": "the kernel has no fq qdisc and Reno and CUBIC do not pace on their own",
+    "ecn_feedback": "AccECN on the testbed is not built yet (the kernel's tcp_ecn = 3)",
 }
 
 
