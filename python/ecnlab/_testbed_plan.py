@@ -348,7 +348,7 @@ def _check_tcp(tcp: dict[str, Any], where: dict[str, str], raw_tcp: dict[str, An
                             f"(Linux: {_show(key, theirs)})")
             if not named:
                 from_profile = True
-    if from_profile:
+    if from_profile and profile != "linux":
         problems.append(f"tcp.profile ({profile}): the values above are the profile's; "
                         "profile = \"linux\" gives Linux's own")
 
@@ -360,7 +360,9 @@ _OMITTED = {"delayed_ack_policy": "rfc5681", "ecn_min_window": "rfc3168_timer", 
 
 
 def _show(key: str, value: Any) -> str:
-    return json.dumps(_OMITTED.get(key) if value is None else value)
+    if value is None:
+        return json.dumps(_OMITTED[key]) if key in _OMITTED else "unset"
+    return json.dumps(value)
 
 
 def _available_cc() -> set[str] | None:

@@ -208,13 +208,31 @@ class _Progress:
         self.bar.start()
         self.task = self.bar.add_task(f"testbed {p.scenario.get('name', '')}", total=self.end,
                                       now="")
-        self.last: dict[str, Any] | None = None
+        self.file: Any = None
+        # The down direction's samples of about the last half second (the rate shown).
+        self.keep = max(2, round(500 / p.testbed["sample_interval_ms"]))
+        self.down: list[dict[str, Any]] = []
+
+    def _read(self) -> None:
+        """Reads the router's new sample lines (the file grows; a partial line waits)."""
+        if self.file is None:
+            if not self.t.samples_path.exists():
+                return
+            self.file = open(self.t.samples_path)  # noqa: SIM115 (closed in close())
+        while True:
+            pos = self.file.tell()
+            line = self.file.readline()
+            if not line.endswith("\n"):
+                self.file.seek(pos)
+                return
+            if '"sample"' in line and '"down"' in line:
+                self.down = [*self.down[-(self.keep - 1):], json.loads(line)]
 
     def update(self, now: float) -> None:
-        samples = [r for r in self.t.records(["sample"]) if r["dir"] == "down"][-2:]
+        self._read()
         text = f"{max(now, 0):.1f}/{self.end:g} s"
-        if len(samples) == 2:
-            a, b = samples
+        if len(self.down) >= 2:
+            a, b = self.down[0], self.down[-1]
             dt = (b["t_ns"] - a["t_ns"]) / 1e9 or 1.0
             text += (f"  down {(b['delivered_bytes'] - a['delivered_bytes']) * 8 / dt / 1e6:.1f}"
                      f" Mb/s  queue {b['len_pkts']} pkts  marks {b['marked']}  drops "
@@ -223,6 +241,8 @@ class _Progress:
 
     def close(self) -> None:
         self.bar.stop()
+        if self.file is not None:
+            self.file.close()
 
 
 # --- tables ----------------------------------------------------------------------------------
