@@ -8,6 +8,7 @@ import json
 import os
 import signal
 import subprocess
+import tempfile
 import time
 from pathlib import Path
 from typing import Annotated, Optional
@@ -72,11 +73,13 @@ def up_cmd(scenario: ScenarioArg, seed: SeedOpt = 1, sets: SetsOpt = None) -> No
     from .testbed_run import build_testbed, set_routes
 
     try:
-        with reported(scenario, errors=(OSError, ValueError)):
+        with reported(scenario, errors=(OSError, ValueError)), contextlib.ExitStack() as stack:
             p = plan(scenario, seed, tuple(sets or ()))
             if os.geteuid() != 0:
                 raise TestbedError("the testbed needs root (network namespaces)")
-            with build_testbed(p, Path(f"/tmp/ecnlab-testbed-{os.getpid()}")) as t:
+            # The router's output lives as long as the testbed.
+            work = stack.enter_context(tempfile.TemporaryDirectory(prefix="ecnlab-testbed-up-"))
+            with build_testbed(p, Path(work)) as t:
                 set_routes(t, p)
                 _register(t)
                 for h in t.clients + t.servers:
