@@ -205,15 +205,18 @@ class Result:
         return f"Result(scenario={name!r}, seed={self.seed}, rows: {rows})"
 
 
-def run_id(scenario: Mapping[str, Any], seed: int) -> str:
+def run_id(scenario: Mapping[str, Any], seed: int, mode: str | None = None) -> str:
     """Identify a run by its normalized scenario and seed (16 hex digits of SHA-256).
 
     Two runs with the same id produce bit-identical tables, so a sweep can skip runs it has
-    already stored.
+    already stored. ``mode`` is None for a simulation; another mode (``"testbed"``: the
+    scenario on real TCP stacks, docs/testbed.md) is part of the hash, so a testbed run never
+    takes a simulation's id.
     """
-    canonical = json.dumps(
-        {"scenario": scenario, "seed": seed}, sort_keys=True, separators=(",", ":")
-    )
+    key: dict[str, Any] = {"scenario": scenario, "seed": seed}
+    if mode is not None:
+        key["mode"] = mode
+    canonical = json.dumps(key, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(canonical.encode()).hexdigest()[:16]
 
 

@@ -1,5 +1,5 @@
 """The ``ecnlab`` command line: run, validate, calibrate, schema, bench, sweep, query, plot, report,
-verify, reproduce, model, crosscheck.
+verify, reproduce, model, crosscheck, testbed.
 
 Expected errors print one red line, without a traceback, and exit with code 2 for bad input
 (invalid scenario, missing file, existing results) or 1 when the work itself failed (failed
@@ -30,12 +30,14 @@ from ._scenario import load_scenario, scenario_json
 from .crosscheck.cli import crosscheck_app
 from .models.cli import model_app
 from .store import CorruptRunError, RunExistsError, StoreError, check_out_dir, write_run
+from .testbed_cli import testbed_app
 
 __all__ = ["app", "bench_tables", "median_response_time", "summary_table"]
 
 app = command_group("ecnlab", "Packet-level laboratory for ECN, AQM and TCP congestion control.")
 app.add_typer(model_app, name="model")
 app.add_typer(crosscheck_app, name="crosscheck")
+app.add_typer(testbed_app, name="testbed")
 
 _SETS_HELP = "Override a scenario field, e.g. topology.bottleneck.rate_bps=10e6 (repeatable)."
 

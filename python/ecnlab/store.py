@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Union
 
 from . import _core
-from ._result import Result
+from ._result import Result, run_id
 
 if TYPE_CHECKING:
     import duckdb
@@ -97,12 +97,21 @@ def check_out_dir(out_dir: PathLike, *, force: bool = False) -> None:
     _existing(Path(out_dir), force=force)
 
 
-def write_run(result: Result, out_dir: PathLike, *, force: bool = False) -> Path:
+def write_run(
+    result: Result,
+    out_dir: PathLike,
+    *,
+    force: bool = False,
+    mode: str | None = None,
+    extra: Mapping[str, Any] | None = None,
+) -> Path:
     """Write a run to ``out_dir`` atomically.
 
     The tables and manifest are written to a temporary sibling folder, which is then renamed
     to ``out_dir``. With ``force``, an existing run is renamed aside, the new one renamed in,
-    and the old one deleted. Parent folders are created.
+    and the old one deleted. Parent folders are created. ``mode`` marks a run that is not a
+    simulation (``"testbed"``): the manifest's ``mode`` field, part of its run id. ``extra``
+    adds fields to the manifest (a testbed run's settings); it cannot replace one.
 
     Returns:
         The path of the run folder.
@@ -121,7 +130,9 @@ def write_run(result: Result, out_dir: PathLike, *, force: bool = False) -> Path
     tmp.mkdir()
     try:
         with _held(tmp):
-            _write_contents(result, tmp)
+            # A simulation's call keeps its two arguments (tests wrap this function).
+            options = {} if mode is None and not extra else {"mode": mode, "extra": extra or {}}
+            _write_contents(result, tmp, **options)
             _fsync_dir(tmp)
             state = _existing(out, force=force)  # re-check: the folder may have appeared
             if state == "run":
@@ -172,7 +183,13 @@ def read_run(run_dir: PathLike) -> Result:
 # --- writing ---------------------------------------------------------------------------
 
 
-def _write_contents(result: Result, folder: Path) -> None:
+def _write_contents(
+    result: Result,
+    folder: Path,
+    *,
+    mode: str | None = None,
+    extra: Mapping[str, Any] | None = None,
+) -> None:
     tables: dict[str, dict[str, Any]] = {}
     # A run's own tables are written by the core from its columns (no pyarrow); tables made
     # or changed in Python by pyarrow. Both read back alike (tests/test_native_parquet.py).
@@ -189,7 +206,7 @@ def _write_contents(result: Result, folder: Path) -> None:
         "format_version": FORMAT_VERSION,
         "ecnlab_version": _core.__version__,
         "created": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-        "run_id": result.run_id,
+        "run_id": run_id(result.scenario, result.seed, mode),
         "seed": result.seed,
         "sim_s": summary.get("sim_s"),
         "wall_s": summary.get("wall_s"),
@@ -198,6 +215,12 @@ def _write_contents(result: Result, folder: Path) -> None:
         "summary": summary,
         "scenario": result.scenario,
     }
+    if mode is not None:
+        manifest["mode"] = mode
+    clash = set(extra or {}) & set(manifest)
+    if clash:
+        raise ValueError(f"extra manifest fields {sorted(clash)} would replace the run's own")
+    manifest.update(extra or {})
     # The manifest is written last: its presence marks the folder complete.
     with (folder / MANIFEST).open("w", encoding="utf-8") as f:
         json.dump(manifest, f, indent=2, allow_nan=False)
@@ -911,9 +934,7 @@ def check_read_only(sql: str) -> None:
 
 def run_id_of(manifest: dict[str, Any]) -> str:
     """The run id of a manifest (recomputed for manifests that lack it)."""
-    from ._result import run_id
-
-    return run_id(manifest["scenario"], manifest["seed"])
+    return run_id(manifest["scenario"], manifest["seed"], manifest.get("mode"))
 
 
 def _runs_table(

@@ -27,9 +27,9 @@
 //! Memory: slots, the pool and the lines grow to the largest number of packets held at once
 //! and are then reused: nothing is allocated per packet once the router is warm.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::{BTreeMap, HashMap, VecDeque};
 
-use ecnlab::aqm::{Outcome, Reason};
+use ecnlab::aqm::{Outcome, QueueStats, Reason};
 use ecnlab::engine::{Rng, SimTime};
 use ecnlab::net::link::{DelayLine, Link, LinkWake, Offer};
 use ecnlab::packet::{Direction, Ecn, Packet, PacketId, PacketKind, PacketPool};
@@ -159,6 +159,10 @@ pub struct PathSnapshot {
     /// Integral of the queue length over time (packet-ns, byte-ns).
     pub area_pkts_ns: u128,
     pub area_bytes_ns: u128,
+    /// The queue's cumulative counts by packet kind, outcome and reason, keyed
+    /// `"kind.outcome.reason"` (e.g. `"data.marked.early"`); only non-zero entries. The
+    /// simulator's `queue_counts` table and the `drops_<kind>`/`marks_<kind>` columns.
+    pub counts: BTreeMap<String, u64>,
 }
 
 /// What became of a frame offered to a [`Path`].
@@ -396,6 +400,7 @@ impl Path {
             busy_ns: link.busy_ns,
             area_pkts_ns: q.area_pkts_ns,
             area_bytes_ns: q.area_bytes_ns,
+            counts: counts(q),
         }
     }
 
@@ -408,6 +413,23 @@ impl Path {
     pub fn packets_inside(&self) -> usize {
         self.pool.live()
     }
+}
+
+/// The non-zero entries of a queue's counts by kind, outcome and reason (sampled every few
+/// milliseconds, not per packet).
+fn counts(q: &QueueStats) -> BTreeMap<String, u64> {
+    let mut out = BTreeMap::new();
+    for kind in PacketKind::ALL {
+        for outcome in Outcome::ALL {
+            for reason in Reason::ALL {
+                let n = q.count(kind, outcome, reason);
+                if n > 0 {
+                    out.insert(format!("{}.{}.{}", kind.name(), outcome.name(), reason.name()), n);
+                }
+            }
+        }
+    }
+    out
 }
 
 fn packet(size: u32, ecn: Ecn, kind: PacketKind, flow: u64, dir: Direction) -> Packet {

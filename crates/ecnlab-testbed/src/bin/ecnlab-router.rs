@@ -10,7 +10,8 @@
 //! I/O: one AF_PACKET socket per interface (promiscuous, own transmissions ignored), an epoll
 //! set with both sockets, a timerfd armed at the engine's next event on CLOCK_MONOTONIC (timer
 //! slack set to 1 ns) and a signalfd for SIGINT and SIGTERM, on which the router writes its
-//! final counters and exits 0. Time is CLOCK_MONOTONIC in ns since start.
+//! final counters and exits 0. Time is CLOCK_MONOTONIC in ns since start (`start` gives the
+//! start's CLOCK_MONOTONIC time, `monotonic_ns`, to align other clocks with it).
 //!
 //! Timer resolution: a sleeping router wakes some microseconds after its timer (tens under
 //! load, milliseconds when the CPU is contended). `--busy-poll-us N` spins instead of sleeping
@@ -125,7 +126,7 @@ fn run(args: &[String]) -> Result<(), String> {
     let interval = ecnlab::engine::time::from_millis(cfg.sample_interval_ms);
     let t0 = monotonic_ns();
     line(&mut out, json!({"type": "start", "client_interface": cfg.client_interface, "server_interface": cfg.server_interface,
-        "up_rate_bps": up.rate_bps, "down_rate_bps": down.rate_bps, "sample_interval_ns": interval, "pid": std::process::id()}))?;
+        "up_rate_bps": up.rate_bps, "down_rate_bps": down.rate_bps, "sample_interval_ns": interval, "pid": std::process::id(), "monotonic_ns": t0}))?;
     out.flush().map_err(|e| e.to_string())?;
     let stats = io.run(&mut paths, t0, interval, &mut out)?;
     let now = monotonic_ns() - t0;

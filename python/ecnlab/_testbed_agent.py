@@ -1,0 +1,289 @@
+"""The workload agents ``ecnlab testbed run`` starts in the hosts' namespaces (stdlib only).
+
+    python _testbed_agent.py server PORT OUT   serve bulk flows and request/response exchanges
+                                               until SIGTERM; OUT: one JSON line per connection
+    python _testbed_agent.py client PLAN OUT   open the plan's connections at their times, run
+                                               until the plan's end; OUT: one JSON document
+
+The client says "ready", reads the run's time 0 on stdin, runs, writes OUT at the end and says
+"done", and closes its connections and exits at the next line on stdin (the servers record
+their ends of the open connections in between, on SIGTERM).
+
+Every connection begins with a preamble from the client: ``B`` (bulk), the direction (``d`` or
+``u``), the flow id, the bytes to send (0: until the end) and the receiver window; or ``X``
+(exchanges), the flow id and the receiver window. A request is a 16-byte header (response size,
+server delay in microseconds, the request's total size) padded to its size; the server answers
+with that many bytes after that delay. Times are seconds since the plan's ``t0`` on
+CLOCK_MONOTONIC, which every namespace shares, so the router's samples line up with them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import signal
+import socket
+import struct
+import sys
+import time
+from typing import TextIO
+
+PREAMBLE_BULK = struct.Struct("!ccQQI")  # b"B", b"d"/b"u", flow, bytes, rwnd
+PREAMBLE_EXCHANGES = struct.Struct("!cQI")  # b"X", flow, rwnd
+REQUEST = struct.Struct("!QII")  # response bytes, server delay (us), request bytes
+CHUNK = 1 << 16
+FILLER = b"x" * CHUNK
+TCP_INFO_BYTES = 512
+TCPI_OPT_ECN = 8
+
+
+def tcp_info(sock: socket.socket) -> dict:
+    """The fields of Linux's ``struct tcp_info`` the tables use (missing ones: None)."""
+    try:
+        raw = sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO, TCP_INFO_BYTES)
+    except OSError:
+        return {}
+
+    def u(fmt: str, offset: int) -> int | None:
+        size = struct.calcsize(fmt)
+        return struct.unpack_from(fmt, raw, offset)[0] if len(raw) >= offset + size else None
+
+    return {
+        "ecn": bool(raw[5] & TCPI_OPT_ECN) if len(raw) > 5 else None,
+        "total_retrans": u("I", 100),
+        "bytes_acked": u("Q", 120),
+        "bytes_received": u("Q", 128),
+        "bytes_sent": u("Q", 200),
+        "bytes_retrans": u("Q", 208),
+        "total_rto": u("H", 240),
+        "received_ce": u("I", 248),
+    }
+
+
+def clamp(sock: socket.socket, rwnd: int) -> None:
+    """The receiver window: TCP_WINDOW_CLAMP bounds what this end advertises."""
+    if rwnd > 0:
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_WINDOW_CLAMP, int(rwnd))
+
+
+# --- server ----------------------------------------------------------------------------------
+
+
+async def serve(port: int, out: TextIO) -> None:
+    open_conns: dict[int, tuple[socket.socket, dict]] = {}
+
+    def record(flow: int, sock: socket.socket, row: dict) -> None:
+        row.update({f"server_{k}": v for k, v in tcp_info(sock).items()})
+        out.write(json.dumps(row) + "\n")
+
+    async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        sock = writer.get_extra_info("socket")
+        info = tcp_info(sock)
+        row: dict = {"synack_retx": info.get("total_retrans")}
+        flow = -1
+        try:
+            kind = await reader.readexactly(1)
+            if kind == b"B":
+                rest = await reader.readexactly(PREAMBLE_BULK.size - 1)
+                _, direction, flow, nbytes, rwnd = PREAMBLE_BULK.unpack(kind + rest)
+                clamp(sock, rwnd)
+                row["flow"] = flow
+                open_conns[flow] = (sock, row)
+                if direction == b"d":
+                    await send(writer, nbytes)
+                    writer.write_eof()
+                while await reader.read(CHUNK):
+                    pass
+            elif kind == b"X":
+                rest = await reader.readexactly(PREAMBLE_EXCHANGES.size - 1)
+                _, flow, rwnd = PREAMBLE_EXCHANGES.unpack(kind + rest)
+                clamp(sock, rwnd)
+                row["flow"] = flow
+                open_conns[flow] = (sock, row)
+                while True:
+                    try:
+                        head = await reader.readexactly(REQUEST.size)
+                    except asyncio.IncompleteReadError:
+                        break
+                    response, delay_us, request = REQUEST.unpack(head)
+                    await reader.readexactly(request - REQUEST.size)
+                    if delay_us:
+                        await asyncio.sleep(delay_us / 1e6)
+                    await send(writer, response)
+        except (ConnectionError, asyncio.IncompleteReadError, OSError):
+            pass
+        finally:
+            # Recorded once: here at the close, or at SIGTERM while still open.
+            if open_conns.pop(flow, None) is not None:
+                record(flow, sock, row)
+            writer.close()
+
+    server = await asyncio.start_server(handle, "0.0.0.0", port, backlog=1024)
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    loop.add_signal_handler(signal.SIGTERM, stop.set)
+    loop.add_signal_handler(signal.SIGINT, stop.set)
+    print("ready", flush=True)
+    await stop.wait()
+    server.close()
+    for flow in list(open_conns):
+        sock, row = open_conns.pop(flow)
+        record(flow, sock, row)
+
+
+async def send(writer: asyncio.StreamWriter, nbytes: int) -> None:
+    """Writes ``nbytes`` (0: until the connection breaks)."""
+    left = nbytes if nbytes else None
+    while left is None or left > 0:
+        n = CHUNK if left is None else min(CHUNK, left)
+        writer.write(FILLER[:n])
+        await writer.drain()
+        if left is not None:
+            left -= n
+
+
+# --- client ----------------------------------------------------------------------------------
+
+
+class Client:
+    def __init__(self, plan: dict) -> None:
+        self.plan = plan
+        self.t0 = plan["t0"]
+        self.flows: dict[int, dict] = {}
+        self.exchanges: list[dict] = []
+        self.socks: dict[int, socket.socket] = {}
+        self.at_warmup: dict[int, dict] = {}
+
+    def now(self) -> float:
+        return time.monotonic() - self.t0
+
+    async def until(self, t: float) -> None:
+        delay = t - self.now()
+        if delay > 0:
+            await asyncio.sleep(delay)
+
+    async def connect(self, c: dict, preamble: bytes):
+        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        sock.setblocking(False)
+        clamp(sock, c["rwnd_bytes"])
+        row = self.flows[c["flow"]] = {
+            "flow": c["flow"], "start_s": self.now(), "end_s": None, "completed": False}
+        await asyncio.get_running_loop().sock_connect(sock, (c["server_addr"], c["port"]))
+        info = tcp_info(sock)
+        row["syn_retx"] = info.get("total_rto")
+        row["connected_s"] = self.now()
+        self.socks[c["flow"]] = sock
+        reader, writer = await asyncio.open_connection(sock=sock)
+        writer.write(preamble)
+        return row, reader, writer
+
+    def close(self, flow: int, row: dict, writer: asyncio.StreamWriter | None) -> None:
+        sock = self.socks.pop(flow, None)
+        if sock is not None:
+            row.update(tcp_info(sock))
+            row["warmup_info"] = self.at_warmup.get(flow)
+        if writer is not None:
+            writer.close()
+
+    async def bulk(self, c: dict) -> None:
+        await self.until(c["start_s"])
+        down = c["direction"] == "down"
+        pre = PREAMBLE_BULK.pack(b"B", b"d" if down else b"u", c["flow"], c["bytes"] or 0,
+                                 c["rwnd_bytes"])
+        row, writer = None, None
+        try:
+            row, reader, writer = await self.connect(c, pre)
+            if down:
+                while await reader.read(CHUNK):
+                    pass
+            else:
+                await send(writer, c["bytes"] or 0)
+                writer.write_eof()
+                while await reader.read(CHUNK):
+                    pass
+            row["end_s"], row["completed"] = self.now(), True
+        except (ConnectionError, OSError) as e:
+            if row is not None:
+                row["error"] = str(e)
+        finally:
+            if row is not None:
+                self.close(c["flow"], row, writer)
+
+    async def connection(self, c: dict) -> None:
+        await self.until(c["start_s"])
+        row, writer = None, None
+        pre = PREAMBLE_EXCHANGES.pack(b"X", c["flow"], c["rwnd_bytes"])
+        try:
+            start = self.now()
+            row, reader, writer = await self.connect(c, pre)
+            for seq, (request, response, delay_ms, think_s) in enumerate(c["exchanges"]):
+                ex = {"flow": c["flow"], "seq_in_flow": seq, "start_s": start, "end_s": None,
+                      "request_bytes": request, "response_bytes": response}
+                self.exchanges.append(ex)
+                writer.write(REQUEST.pack(response, round(delay_ms * 1000), request))
+                writer.write(FILLER[: request - REQUEST.size])
+                await writer.drain()
+                await reader.readexactly(response)
+                ex["end_s"] = self.now()
+                if seq + 1 < len(c["exchanges"]):
+                    await asyncio.sleep(think_s)
+                    start = self.now()
+            writer.write_eof()
+            while await reader.read(CHUNK):
+                pass
+            row["end_s"], row["completed"] = self.now(), True
+        except (ConnectionError, OSError, asyncio.IncompleteReadError) as e:
+            if row is not None:
+                row["error"] = str(e)
+        finally:
+            if row is not None:
+                self.close(c["flow"], row, writer)
+
+    async def snapshot_at_warmup(self) -> None:
+        await self.until(self.plan["warmup_s"])
+        for flow, sock in list(self.socks.items()):
+            self.at_warmup[flow] = tcp_info(sock)
+
+    async def run(self, out_path: str) -> None:
+        tasks = [asyncio.create_task(self.bulk(c)) for c in self.plan["bulk"]]
+        tasks += [asyncio.create_task(self.connection(c)) for c in self.plan["connections"]]
+        tasks.append(asyncio.create_task(self.snapshot_at_warmup()))
+        await self.until(self.plan["duration_s"])
+        # The end of the run: what is still open is recorded as it stands, and left open
+        # until told to exit, so the servers can record their ends of it first.
+        for flow, sock in list(self.socks.items()):
+            row = self.flows[flow]
+            row.update(tcp_info(sock))
+            row["warmup_info"] = self.at_warmup.get(flow)
+        with open(out_path, "w") as f:  # noqa: ASYNC230 (once, at the end of the run)
+            json.dump({"flows": list(self.flows.values()), "exchanges": self.exchanges}, f)
+        print("done", flush=True)
+        await asyncio.get_running_loop().run_in_executor(None, sys.stdin.readline)
+        self.socks.clear()
+        for t in tasks:
+            t.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+
+
+def client(plan_path: str, out_path: str) -> None:
+    with open(plan_path) as f:
+        plan = json.load(f)
+    # Ready; the run's time 0 (CLOCK_MONOTONIC seconds) comes on stdin once every agent is.
+    print("ready", flush=True)
+    plan["t0"] = float(sys.stdin.readline())
+    asyncio.run(Client(plan).run(out_path))
+
+
+def main(argv: list[str]) -> None:
+    cmd, args = argv[0], argv[1:]
+    if cmd == "server":
+        with open(args[1], "w", buffering=1) as out:
+            asyncio.run(serve(int(args[0]), out))
+    elif cmd == "client":
+        client(args[0], args[1])
+    else:
+        sys.exit(f"unknown command {cmd}")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
