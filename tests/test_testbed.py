@@ -12,7 +12,6 @@ import json
 import os
 import shutil
 import signal
-import statistics
 import subprocess
 import sys
 from pathlib import Path
@@ -122,7 +121,7 @@ def test_pair_delays_set_the_round_trip_time(tmp_path):
         acc = t.popen("s0", [sys.executable, TOOL, "accept", "5002"], stdout=subprocess.PIPE, text=True)
         assert acc.stdout.readline().strip() == "ready"
         r = t.run("c0", [sys.executable, TOOL, "connect", t.address("s0"), "5002", "10"], timeout=30)
-    rtt_ms = statistics.median(json.loads(r.stdout)) * 1e3
+    rtt_ms = min(json.loads(r.stdout)) * 1e3  # the floor: load only adds scheduling time
     assert 40.0 <= rtt_ms < 44.0, f"connect took {rtt_ms:.2f} ms"
 
 
@@ -152,8 +151,10 @@ def test_several_hosts_get_each_pair_its_own_delay(tmp_path):
         rtt_ms = {}
         for c in t.clients:
             for s in t.servers:
-                r = t.run(c, [sys.executable, TOOL, "connect", t.address(s), "5004", "3"], timeout=30)
-                rtt_ms[c, s] = statistics.median(json.loads(r.stdout)) * 1e3
+                r = t.run(c, [sys.executable, TOOL, "connect", t.address(s), "5004", "5"], timeout=30)
+                # The least of five: scheduling on a loaded machine only ever adds time, and
+                # the path's delay is the floor (a median of three once read 25.3 ms for 20).
+                rtt_ms[c, s] = min(json.loads(r.stdout)) * 1e3
     for (c, s), want in {("c0", "s0"): 0, ("c1", "s0"): 0, ("c0", "s1"): 60, ("c1", "s1"): 20}.items():
         assert want <= rtt_ms[c, s] < want + 4, f"{c}-{s}: {rtt_ms[c, s]:.2f} ms, want {want}"
 
