@@ -4,6 +4,9 @@
                                                until SIGTERM; OUT: one JSON line per connection
     python _testbed_agent.py client PLAN OUT   open the plan's connections at their times, run
                                                until the plan's end; OUT: one JSON document
+    python _testbed_agent.py web PORT DB OUT   the TPC-W web tier on the database DB until
+                                               SIGTERM (``_testbed_web.py``); OUT as server's,
+                                               its per-request statistics in OUT.stats.json
 
 The client says "ready", reads the run's time 0 on stdin, runs, writes OUT at the end and says
 "done", and closes its connections and exits at the next line on stdin (the servers record
@@ -27,6 +30,8 @@ import struct
 import sys
 import time
 from typing import TextIO
+
+import _testbed_web as web  # this folder's (the agent runs as a script)
 
 PREAMBLE_BULK = struct.Struct("!ccQQI")  # b"B", b"d"/b"u", flow, bytes, rwnd
 PREAMBLE_EXCHANGES = struct.Struct("!cQI")  # b"X", flow, rwnd
@@ -167,7 +172,8 @@ class Client:
         sock.setblocking(False)
         clamp(sock, c["rwnd_bytes"])
         row = self.flows[c["flow"]] = {
-            "flow": c["flow"], "start_s": self.now(), "end_s": None, "completed": False}
+            "flow": c["flow"], "start_s": self.now(), "end_s": None, "completed": False,
+            **c.get("ident", {})}
         await asyncio.get_running_loop().sock_connect(sock, (c["server_addr"], c["port"]))
         info = tcp_info(sock)
         row["syn_retx"] = info.get("total_rto")
@@ -239,6 +245,62 @@ class Client:
             if row is not None:
                 self.close(c["flow"], row, writer)
 
+    async def browser(self, b: dict) -> None:
+        """One emulated browser of a ``tpcw_browsers`` workload (``_testbed_web.Browser``):
+        each session is a connection (flow ``b["flow_base"] + k``) that opens with the Home
+        page; a page's images follow its HTML on that connection. A session's first exchange
+        starts when the connection is opened (it carries the handshake)."""
+        em = web.Browser(b, self.plan["tpcw"][str(b["workload"])])
+        ident = {key: b[key] for key in ("workload", "client", "server", "rtt_ms", "rwnd_bytes")}
+        await self.until(b["start_s"])
+        k = 0
+        while self.now() < self.plan["duration_s"]:
+            flow = b["flow_base"] + k
+            k += 1
+            session_min = em.start_session()
+            writer, think = None, None
+            start = session_start = self.now()
+            seq, page = 0, em.page()
+            try:
+                ex = self._exchange(flow, 0, start, page[0])
+                row, reader, writer = await self.connect({**b, "flow": flow, "ident": ident}, b"")
+                while True:
+                    for i, (target, req, resp, delay) in enumerate(page):
+                        if i or seq:
+                            ex = self._exchange(flow, seq, start, page[i])
+                        writer.write(web.request(target, req, resp, delay, flow,
+                                                 b["rwnd_bytes"]))
+                        await writer.drain()
+                        ex["response_bytes"] = await web.read_response(reader)
+                        ex["end_s"] = start = self.now()
+                        seq += 1
+                    think, more = em.after_page(self.now() - session_start, session_min)
+                    if not more:
+                        break
+                    await asyncio.sleep(think)
+                    start, page = self.now(), em.page()
+                writer.write_eof()
+                while await reader.read(CHUNK):
+                    pass
+                row["end_s"], row["completed"] = self.now(), True
+            except (ConnectionError, OSError, asyncio.IncompleteReadError,
+                    asyncio.LimitOverrunError) as e:
+                if flow in self.flows:
+                    self.flows[flow]["error"] = str(e)
+                think = em.think()  # a failed connection: a new session after a think time
+            finally:
+                if flow in self.flows:
+                    self.close(flow, self.flows[flow], writer)
+            await asyncio.sleep(think or 0.0)
+
+    def _exchange(self, flow: int, seq: int, start: float, req: tuple) -> dict:
+        target, request, response, _ = req
+        ex = {"flow": flow, "seq_in_flow": seq, "start_s": start, "end_s": None,
+              "request_bytes": request, "response_bytes": response,
+              "page": target.split("?")[0].lstrip("/")}
+        self.exchanges.append(ex)
+        return ex
+
     async def snapshot_at_warmup(self) -> None:
         await self.until(self.plan["warmup_s"])
         for flow, sock in list(self.socks.items()):
@@ -247,6 +309,7 @@ class Client:
     async def run(self, out_path: str) -> None:
         tasks = [asyncio.create_task(self.bulk(c)) for c in self.plan["bulk"]]
         tasks += [asyncio.create_task(self.connection(c)) for c in self.plan["connections"]]
+        tasks += [asyncio.create_task(self.browser(b)) for b in self.plan.get("browsers", [])]
         tasks.append(asyncio.create_task(self.snapshot_at_warmup()))
         await self.until(self.plan["duration_s"])
         # The end of the run: what is still open is recorded as it stands, and left open
@@ -281,6 +344,10 @@ def main(argv: list[str]) -> None:
             asyncio.run(serve(int(args[0]), out))
     elif cmd == "client":
         client(args[0], args[1])
+    elif cmd == "web":
+        with open(args[2], "w", buffering=1) as out:
+            asyncio.run(web.serve_web(int(args[0]), args[1], out, args[2] + ".stats.json",
+                                      tcp_info, clamp))
     else:
         sys.exit(f"unknown command {cmd}")
 

@@ -17,6 +17,8 @@ from typing import Any
 
 from . import _core
 from ._scenario import ScenarioSource, load_scenario, scenario_json
+from ._testbed_web import DEFAULTS as TPCW_DEFAULTS
+from ._testbed_web import draw
 
 __all__ = ["Plan", "TestbedUnsupported", "draw", "plan"]
 
@@ -25,10 +27,14 @@ MAX_HOSTS = 250
 MAX_RATE_BPS = 200e6
 """The fastest bottleneck accepted: the router's measured ceiling on a 2-core machine is 400 to
 500 Mb/s with the senders on the same cores (docs/testbed.md, "Limits")."""
-WORKLOAD_KINDS = ("bulk", "exchanges")
+WORKLOAD_KINDS = ("bulk", "exchanges", "tpcw_browsers")
 """Workload kinds the testbed runs (docs/testbed.md)."""
 REQUEST_HEADER_BYTES = 16
 """Every request carries the response size and server delay in its first 16 bytes."""
+FLOW_BASE = 1 << 40
+"""Emulated browsers number their sessions' connections from here (``FLOW_BASE + browser x
+SESSIONS_PER_BROWSER + session``); the run renumbers them after the planned flows."""
+SESSIONS_PER_BROWSER = 1 << 20
 
 # TCP fields the testbed sets in each host namespace (sysctls, route attributes, the router's
 # ECN+ emulation); every other field must be what the `linux` profile says Linux does.
@@ -100,6 +106,8 @@ class Plan:
     pair_rtt_ms: dict[tuple[int, int], float]  # (client, server) -> propagation RTT
     bulk: list[dict[str, Any]] = field(default_factory=list)
     connections: list[dict[str, Any]] = field(default_factory=list)
+    browsers: list[dict[str, Any]] = field(default_factory=list)  # tpcw_browsers, one each
+    tpcw: dict[str, dict[str, Any]] = field(default_factory=dict)  # workload -> parameters
     notes: list[str] = field(default_factory=list)  # approximations, for the manifest
 
     @property
@@ -147,6 +155,8 @@ def plan(source: ScenarioSource, seed: int = 1, overrides: tuple[str, ...] = ())
     resolution_ms = topo.get("delay_resolution_us", 100.0) / 1e3
     bulk: list[dict[str, Any]] = []
     connections: list[dict[str, Any]] = []
+    browsers: list[dict[str, Any]] = []
+    tpcw: dict[str, dict[str, Any]] = {}
     flow_id = 0
 
     def rtt_of(i: int, w: dict[str, Any], pair: tuple[int, int]) -> float:
@@ -186,6 +196,22 @@ def plan(source: ScenarioSource, seed: int = 1, overrides: tuple[str, ...] = ())
                     "rtt_ms": rtt_of(i, w, (c, s)),
                 })
                 flow_id += 1
+        elif w["kind"] == "tpcw_browsers":
+            tpcw[str(i)] = {k: w.get(k) for k in TPCW_DEFAULTS}
+            for b in range(int(w["browsers"])):
+                # The simulator's per-browser draws at set-up: start (the RBE's stagger),
+                # RTT, receiver window, server; the client is b mod clients.
+                r = random.Random(f"{seed}/workload/{i}/browser/{b}")
+                start = 0.1 + 20.0 * r.random()
+                c = b % clients
+                rwnd = _size(w.get("rwnd_bytes"), r, 65536)
+                s = r.randrange(servers)
+                browsers.append({
+                    "browser": len(browsers), "workload": i, "client": c, "server": s,
+                    "start_s": start, "rwnd_bytes": rwnd, "rtt_ms": rtt_of(i, w, (c, s)),
+                    "seed": f"{seed}/workload/{i}/browser/{b}/walk",
+                    "flow_base": FLOW_BASE + len(browsers) * SESSIONS_PER_BROWSER,
+                })
         else:  # exchanges
             raised = False
             t = w.get("start_s", 0.0)
@@ -241,8 +267,13 @@ def plan(source: ScenarioSource, seed: int = 1, overrides: tuple[str, ...] = ())
                  "the bottleneck's rate); access_delay_ms is added to the router's delay")
     notes.append("propagation delays are set per host pair (the router keys them on addresses), "
                  "not per connection")
+    if browsers:
+        notes.append("tpcw_browsers: a browser's RTT is its host pair's (the simulator draws one "
+                     "per browser); requests and responses are HTTP/1.1 messages whose sizes "
+                     "include their headers (a request smaller than its headers, about 150 "
+                     "bytes, is sent whole)")
     return Plan(scenario=scenario, seed=seed, testbed=testbed, hosts=hosts, pair_rtt_ms=pair_rtt,
-                bulk=bulk, connections=connections, notes=notes)
+                bulk=bulk, connections=connections, browsers=browsers, tpcw=tpcw, notes=notes)
 
 
 def _check_topology(topo: dict[str, Any], raw: dict[str, Any], problems: list[str],
@@ -417,31 +448,3 @@ def _size(dist: Mapping[str, Any] | None, rng: random.Random, default: int) -> i
     if dist is None:
         return default
     return math.ceil(draw(dist, rng))
-
-
-def draw(dist: Mapping[str, Any], rng: random.Random) -> float:
-    """One value of a scenario distribution (docs/scenario.md, "Distributions")."""
-    kind = dist["dist"]
-    if kind == "constant":
-        return float(dist["value"])
-    if kind == "exponential":
-        return rng.expovariate(1.0 / dist["mean"]) if dist["mean"] > 0 else 0.0
-    if kind == "uniform":
-        return dist["low"] + (dist["high"] - dist["low"]) * rng.random()
-    if kind == "lomax":
-        s, a, h = dist["scale"], dist["shape"], dist["max"]
-        f_h = 1 - (1 + h / s) ** -a
-        u = rng.random() * f_h
-        return max(1.0, s * ((1 - u) ** (-1 / a) - 1))
-    if kind == "pareto":
-        k = dist["mean"] * (dist["shape"] - 1) / dist["shape"]
-        return float(k * (1 - rng.random()) ** (-1 / dist["shape"]))
-    if kind == "bounded_pareto":
-        lo, hi, a = dist["low"], dist["high"], dist["shape"]
-        u = rng.random()
-        return float((-(u * hi**a - u * lo**a - hi**a) / (hi**a * lo**a)) ** (-1 / a))
-    if kind in ("discrete", "mixture"):
-        items = dist["values"] if kind == "discrete" else dist["parts"]
-        pick = rng.choices(range(len(items)), weights=dist["weights"])[0]
-        return float(items[pick]) if kind == "discrete" else draw(items[pick], rng)
-    raise ValueError(f"distribution {kind!r}: unknown")

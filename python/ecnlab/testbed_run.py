@@ -26,7 +26,7 @@ from typing import Any
 
 from ._result import TABLES, Result
 from ._scenario import ScenarioSource
-from ._testbed_plan import Plan, plan
+from ._testbed_plan import FLOW_BASE, Plan, plan
 from .store import check_out_dir, write_run
 from .testbed import Testbed, TestbedError
 
@@ -34,6 +34,7 @@ __all__ = ["AGENT", "SERVER_PORT", "build_testbed", "run_testbed"]
 
 AGENT = Path(__file__).with_name("_testbed_agent.py")
 SERVER_PORT = 5000
+WEB_PORT = 8080
 _AGENT_START_S = 20.0  # the most an agent may take to say "ready"
 _LINKS = {"up": "bottleneck_up", "down": "bottleneck_down"}
 
@@ -93,8 +94,11 @@ def run_testbed(
             t.stop_router()
             records = t.records()
         wall_s = time.perf_counter() - wall
-        tables, summary = tables_of(p, t0, clients, servers, records)
+        web = next((r.pop("web_tier") for r in servers if "web_tier" in r), None)
+        tables, summary = tables_of(p, t0, clients, [r for r in servers if r], records)
     summary["wall_s"] = wall_s
+    if web is not None:
+        summary.update(web_summary(web))
     result = Result(tables=tables, summary=summary, scenario=p.scenario, seed=seed)
     extra = {"testbed": {
         "kernel": platform.release(),
@@ -104,7 +108,33 @@ def run_testbed(
         "approximations": p.notes,
         "tables_not_measured": ["sojourn", "flow_samples"],
     }}
+    if web is not None:
+        extra["testbed"]["web_tier"] = web
     return write_run(result, out, force=force, mode="testbed", extra=extra)
+
+
+def web_summary(web: dict[str, dict[str, Any]]) -> dict[str, float]:
+    """The web tier's load, over its servers: requests, the mean, 99th percentile and
+    largest server time per request (ms: from the request's last byte to the response handed
+    to the socket), the database's share of it, and the busiest server's busy fraction (time
+    handling requests / run time: the tier is the bottleneck only near 1)."""
+    tiers = list(web.values())
+    n = sum(w["requests"] for w in tiers)
+    pages = [sum(w["pages"].values()) for w in tiers]
+
+    def mean(key: str, weights: list[int]) -> float:
+        total = sum(weights)
+        return sum((w[key] or 0) * k for w, k in zip(tiers, weights)) / total if total else math.nan
+
+    return {
+        "web_requests": n,
+        "web_server_ms_mean": mean("server_ms_mean", [w["requests"] for w in tiers]),
+        "web_server_ms_p99": max((w["server_ms_p99"] or 0) for w in tiers),
+        "web_server_ms_max": max(w["server_ms_max"] for w in tiers),
+        "web_db_ms_mean": mean("db_ms_mean", pages),
+        "web_db_ms_max": max(w["db_ms_max"] for w in tiers),
+        "web_busy_fraction_max": max((w["busy_fraction"] or 0) for w in tiers),
+    }
 
 
 # --- running -------------------------------------------------------------------------------
@@ -133,18 +163,32 @@ def _run_agents(t: Testbed, p: Plan, work: Path, progress: bool
     servers = {}
     for s in t.servers:
         servers[s] = _agent(t, s, ["server", str(SERVER_PORT), str(work / f"{s}.jsonl")])
+    if p.browsers:
+        # The web tier and its database in every server host (one bookstore each, the same
+        # rows from the seed).
+        from ._testbed_web import populate
+
+        populate(str(work / "bookstore.db"), p.seed)
+        for s in t.servers:
+            db = work / f"{s}.bookstore.db"
+            db.write_bytes((work / "bookstore.db").read_bytes())
+            servers[f"{s} web"] = _agent(t, s, ["web", str(WEB_PORT), str(db),
+                                                 str(work / f"{s}.web.jsonl")])
     for s, proc in servers.items():
         _expect(s, proc, "ready", _AGENT_START_S)
-    clients = {}
+    clients: dict[str, subprocess.Popen] = {}
     for i, c in enumerate(t.clients):
         mine = {"bulk": [f for f in p.bulk if f["client"] == i],
-                "connections": [f for f in p.connections if f["client"] == i]}
+                "connections": [f for f in p.connections if f["client"] == i],
+                "browsers": [b for b in p.browsers if b["client"] == i]}
         for f in mine["bulk"] + mine["connections"]:
             f["server_addr"], f["port"] = t.address(f"s{f['server']}"), SERVER_PORT
-        if not mine["bulk"] and not mine["connections"]:
+        for b in mine["browsers"]:
+            b["server_addr"], b["port"] = t.address(f"s{b['server']}"), WEB_PORT
+        if not any(mine.values()):
             continue
         plan_file = work / f"{c}.plan.json"
-        plan_file.write_text(json.dumps({**mine, "duration_s": p.duration_s,
+        plan_file.write_text(json.dumps({**mine, "tpcw": p.tpcw, "duration_s": p.duration_s,
                                          "warmup_s": p.warmup_s, "t0": "stdin"}))
         clients[c] = _agent(t, c, ["client", str(plan_file), str(work / f"{c}.json")])
     for c, proc in clients.items():
@@ -170,9 +214,28 @@ def _run_agents(t: Testbed, p: Plan, work: Path, progress: bool
         except subprocess.TimeoutExpired:
             raise TestbedError(f"the client agent in {c} did not exit") from None
     client_rows = [json.loads((work / f"{c}.json").read_text()) for c in clients]
-    server_rows = [json.loads(line) for s in servers
-                   for line in (work / f"{s}.jsonl").read_text().splitlines() if line]
+    logs = [work / f"{s}.jsonl" for s in t.servers]
+    if p.browsers:
+        logs += [work / f"{s}.web.jsonl" for s in t.servers]
+    server_rows = [json.loads(line) for log in logs
+                   for line in log.read_text().splitlines() if line]
+    if p.browsers:
+        server_rows.append({"web_tier": {
+            s: json.loads((work / f"{s}.web.jsonl.stats.json").read_text()) for s in t.servers}})
+    _renumber(p, client_rows, server_rows)
     return t0, client_rows, server_rows
+
+
+def _renumber(p: Plan, clients: list[dict], servers: list[dict]) -> None:
+    """Numbers the browsers' connections after the planned flows, in order of opening (the
+    simulator numbers flows as they open)."""
+    dynamic = sorted((r["start_s"], r["flow"]) for c in clients for r in c["flows"]
+                     if r["flow"] >= FLOW_BASE)
+    first = max((f["flow"] for f in p.bulk + p.connections), default=-1) + 1
+    new = {flow: first + k for k, (_, flow) in enumerate(dynamic)}
+    for row in [r for c in clients for r in c["flows"] + c["exchanges"]] + servers:
+        if row.get("flow") in new:
+            row["flow"] = new[row["flow"]]
 
 
 def _wait(t: Testbed, p: Plan, t0: float, clients: dict[str, subprocess.Popen],
@@ -307,9 +370,11 @@ def reference_schemas(scenario: dict[str, Any]) -> dict[str, Any]:
 def _traffic(p: Plan, clients: list[dict], servers: list[dict]
              ) -> tuple[dict[str, list[Any]], dict[str, list[Any]], dict[str, Any]]:
     w0, w1 = p.warmup_s, p.duration_s
-    planned = {f["flow"]: f for f in p.bulk + p.connections}
-    served = {r["flow"]: r for r in servers}
     got = {r["flow"]: r for c in clients for r in c["flows"]}
+    # Planned flows, and the browsers' sessions (their rows carry their identity).
+    planned = {f["flow"]: f for f in p.bulk + p.connections}
+    planned |= {flow: r for flow, r in got.items() if "workload" in r}
+    served = {r["flow"]: r for r in servers if "flow" in r}
     flow_rows, goodput = [], {"down": 0, "up": 0}
     for flow in sorted(got):
         r, f, s = got[flow], planned[flow], served.get(flow, {})
@@ -319,7 +384,7 @@ def _traffic(p: Plan, clients: list[dict], servers: list[dict]
         done = sum(1 for c in clients for e in c["exchanges"]
                    if e["flow"] == flow and e["end_s"] is not None)
         flow_rows.append([
-            flow, f["workload"], "bulk" if "direction" in f else "exchanges", f["client"],
+            flow, f["workload"], p.scenario["workloads"][f["workload"]]["kind"], f["client"],
             f["server"], r["start_s"], math.nan if r["end_s"] is None else r["end_s"],
             bool(r["completed"]), f["rtt_ms"],
             f["rwnd_bytes"], r.get("ecn"), _sum(r.get("bytes_sent"), s.get("server_bytes_sent")),
