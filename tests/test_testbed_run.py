@@ -68,7 +68,7 @@ def test_a_workload_not_implemented_yet_is_refused_by_name():
         plan(EXAMPLES / "web-sessions.toml", overrides=("tcp.profile=linux",))
     assert e.value.problems == [(
         "workloads[0].kind (web_sessions): not implemented on the testbed yet "
-        "(bulk and exchanges are)")]
+        "(bulk, exchanges and tpcw_browsers are)")]
 
 
 def test_a_parking_lot_is_refused_by_name():

@@ -432,7 +432,7 @@ def _check_workloads(scenario: dict[str, Any], problems: list[str]) -> None:
         kind = w["kind"]
         if kind not in WORKLOAD_KINDS:
             problems.append(f"workloads[{i}].kind ({kind}): not implemented on the testbed yet "
-                            f"({' and '.join(WORKLOAD_KINDS)} are)")
+                            f"({', '.join(WORKLOAD_KINDS[:-1])} and {WORKLOAD_KINDS[-1]} are)")
             continue
         if "tcp" in w:
             problems.append(f"workloads[{i}].tcp: the testbed sets TCP per host namespace, not per "

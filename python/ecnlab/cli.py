@@ -819,6 +819,29 @@ def verify_cmd(results: ResultsArg) -> None:
     _fail(found.summary(), EXIT_FAILED)
 
 
+def _reproduce_testbed(study: str, mode: str, out: Optional[Path], quiet: bool) -> None:
+    """``reproduce ecn-plus --testbed``: seed 000's testbed part on real stacks."""
+    if study != "ecn-plus":
+        _fail(f"--testbed: only ecn-plus has a testbed part on real stacks (not {study})")
+    from .reproduce import ecn_plus_testbed
+    from .testbed import TestbedError
+
+    folder = out or Path(f"results/ecn-plus-testbed-{mode}")
+    try:
+        table = ecn_plus_testbed.run(folder, mode, progress=False if quiet else None,
+                                     say=lambda line: err_console.print(escape(line),
+                                                                        soft_wrap=True))
+    except TestbedError as e:
+        _fail(str(e), EXIT_FAILED)
+    except (OSError, ValueError) as e:
+        _fail(str(e))
+    except KeyboardInterrupt:
+        err_console.print("[yellow]interrupted; finished runs are kept and reused[/]")
+        raise typer.Exit(EXIT_INTERRUPTED) from None
+    out_console.print(escape(table.set_index("configuration").T.to_string()), soft_wrap=True)
+    out_console.print(escape(f"written to {folder}"))
+
+
 @app.command()
 def reproduce(
     study: Annotated[
@@ -850,6 +873,16 @@ def reproduce(
         ),
     ] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bars.")] = False,
+    testbed: Annotated[
+        bool,
+        typer.Option(
+            "--testbed",
+            help=(
+                "ecn-plus only, as root: run the seed's testbed part on real Linux stacks "
+                "(ecnlab testbed run) instead of the simulator (docs/testbed.md)."
+            ),
+        ),
+    ] = False,
 ) -> None:
     """Reproduce a seed study: run its sweeps (resumable), then write claims.json,
     figures/, tables/ and report.html, and print every claim beside the paper's value."""
@@ -857,6 +890,9 @@ def reproduce(
 
     if quick and full:
         _fail("--quick and --full exclude each other")
+    if testbed:
+        _reproduce_testbed(study, "full" if full else "quick", out, quiet)
+        return
     if scheduler and backend != "dask":
         _fail("--scheduler needs --backend dask")
     mode = "full" if full else "quick"

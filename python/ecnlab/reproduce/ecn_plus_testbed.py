@@ -1,0 +1,246 @@
+"""Seed 000's testbed (section 7, restated in seed 003) on real Linux stacks:
+``ecnlab reproduce ecn-plus --testbed`` (root).
+
+The seed's testbed part (``testbed.toml``: TPC-W browsers over persistent connections, RTTs
+10-150 ms, RED* at 5 ms on a 10 Mb/s bottleneck) run by ``ecnlab testbed run`` instead of the
+simulator: a two-tier bookstore in the server namespaces, emulated browsers in the client
+namespaces (docs/testbed.md, "The TPC-W workload"). Four runs of one seed:
+
+1. the uncongested reference, 100 Mb/s drop-tail, with the browser count the simulator's
+   calibration gives for 15 Mb/s; its measured down throughput is the calibration check (when
+   it is off by more than :data:`CALIBRATION_TOLERANCE`, the count is scaled and the reference
+   run again, once);
+2. 10 Mb/s RED* (the study's parameters) with no ECN, ECN, and ECN+ (the router's ECN+
+   emulation of the servers' SYN-ACKs).
+
+The hosts run Linux's TCP with the seed's settable values (NewReno, minimum RTO 1 s, initial
+window 2, MSS 1460, no timestamps); what Linux cannot be made to do as the seed's stack did
+(initial RTO 1 s, not 3 s; delayed ACKs from 40 ms, not 200 ms; SACK, PRR...) is listed in
+the report from the testbed's own refusals of the seed's profile. It writes ``testbed-real.csv``,
+``testbed-real.md`` and the CDF and CCDF figures beside the runs.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from .. import analysis
+from .._scenario import load_scenario
+from .._testbed_plan import SETTABLE_TCP, TestbedUnsupported, normalize, plan
+from ..store import read_run
+from .ecn_plus import (
+    AQMS,
+    DATA,
+    ECN_MODES,
+    HORIZON_S,
+    TESTBED_MEAN_S,
+    TESTBED_REFERENCE,
+    TESTBED_THROUGHPUT,
+    _response_measures,
+    ccdf_figure,
+    cdf_figure,
+)
+
+__all__ = ["SIMULATION", "linux_differences", "run", "scenario"]
+
+SCENARIO = DATA / "testbed.toml"
+TARGET_MBPS = 15.0
+CALIBRATION_TOLERANCE = 0.05
+"""The reference run's down throughput may differ from 15 Mb/s by this share."""
+TIMING = {"quick": {"warmup_s": 30.0, "window_s": 120.0},
+          "full": {"warmup_s": 150.0, "window_s": 600.0}}
+"""Seconds of wall-clock time per run: the browsers start within 20.1 s (the RBE's stagger);
+quick keeps four runs within 15 minutes."""
+SIMULATION = {  # docs/reproduction/ecn-plus.md, the quick run's testbed table (3 seeds)
+    "no ECN": {"mean_s": 0.951, "nt": 88.5},
+    "ECN": {"mean_s": 1.001, "nt": 99.2},
+    "ECN+": {"mean_s": 0.704, "nt": 100.0},
+    TESTBED_REFERENCE: {"mean_s": 0.0818, "nt": 15.0},
+}
+LABELS = {TESTBED_REFERENCE: "reference", "no ECN": "no-ecn", "ECN": "ecn", "ECN+": "ecn-plus"}
+
+
+def _seed_scenario() -> dict[str, Any]:
+    return load_scenario(SCENARIO)
+
+
+def linux_tcp() -> dict[str, Any]:
+    """The seed's TCP values the testbed can set (from its ``seed-2005`` profile), on Linux."""
+    tcp = normalize(_seed_scenario())["tcp"]
+    keep = {k: tcp[k] for k in SETTABLE_TCP if tcp.get(k) is not None
+            and k not in ("ecn", "ecn_plus")}
+    return {"profile": "linux", **keep}
+
+
+def linux_differences() -> list[str]:
+    """Where Linux's stack differs from the seed's: the testbed's refusals of the seed's
+    profile, one line per field (the seed's value, why, Linux's)."""
+    try:
+        plan(_seed_scenario())
+    except TestbedUnsupported as e:
+        return [p for p in e.problems if not p.startswith("tcp.profile")]
+    return []
+
+
+def scenario(mode: str, browsers: int, timing: dict[str, float]) -> dict[str, Any]:
+    """The testbed scenario of one run: ``mode`` is an ECN mode or the reference."""
+    s = _seed_scenario()
+    s.pop("load", None)
+    s["tcp"] = linux_tcp()
+    s["duration_s"] = timing["warmup_s"] + timing["window_s"]
+    s["warmup_s"] = timing["warmup_s"]
+    s["workloads"][0]["browsers"] = browsers
+    bottleneck = s["topology"]["bottleneck"]
+    if mode == TESTBED_REFERENCE:
+        bottleneck["rate_bps"] = 100e6
+        bottleneck["queue"]["aqm"] = {"kind": "droptail"}
+    else:
+        bottleneck["queue"]["aqm"] = {**AQMS["RED*"], "ecn": mode != "no ECN"}
+        s["tcp"]["ecn"] = mode != "no ECN"
+        s["tcp"]["ecn_plus"] = "seed" if mode == "ECN+" else "off"
+    return s
+
+
+def calibrated_browsers() -> int:
+    """The simulator's calibrated browser count for 15 Mb/s (``testbed.calibration.json``)."""
+    return int(load_scenario(SCENARIO)["workloads"][0]["browsers"])
+
+
+def measures(run_dir: Path) -> dict[str, Any]:
+    """The testbed table's measures of one run (as the simulated part's)."""
+    r = read_run(run_dir)
+    ex = r.tables["exchanges"].to_pandas()
+    row: dict[str, Any] = _response_measures(ex, HORIZON_S["testbed"], first_exchanges=True)
+    rate = r.scenario["topology"]["bottleneck"]["rate_bps"]
+    s = r.summary
+    row.update(
+        delivered_mbps=s["delivered_bps_down"] / 1e6,
+        nt=100 * s["delivered_bps_down"] / rate,
+        loss_pct=100 * s["loss_rate_down"],
+        mark_pct=100 * s["mark_rate_down"],
+        queue_pkts=s["mean_queue_pkts_down"],
+        **{k: s[k] for k in s if k.startswith("web_")},
+    )
+    return row
+
+
+def run(out: Path, mode: str = "quick", *, progress: bool | None = None,
+        say: Callable[[str], None] = print) -> pd.DataFrame:
+    """Runs the four runs into ``out`` (each run folder reused when present), writes the table,
+    the report and the figures; returns the table. Needs root."""
+    from ..testbed_run import run_testbed
+
+    timing = TIMING[mode]
+    out.mkdir(parents=True, exist_ok=True)
+    for line in ["Linux's stack differs from the seed's (not emulated):", *linux_differences()]:
+        say(line)
+
+    def one(label: str, browsers: int) -> dict[str, Any]:
+        run_dir = out / LABELS[label]
+        if not (run_dir / "manifest.json").exists():
+            say(f"{label}: {browsers} browsers, {timing['warmup_s'] + timing['window_s']:g} s")
+            run_testbed(scenario(label, browsers, timing), run_dir, progress=progress,
+                        force=True)
+        m = measures(run_dir)
+        say(f"{label}: delivered {m['delivered_mbps']:.2f} Mb/s down, mean response "
+            f"{m['mean_s']:.3f} s, throughput {m['nt']:.1f}%")
+        return m
+
+    browsers = calibrated_browsers()
+    rows = {TESTBED_REFERENCE: one(TESTBED_REFERENCE, browsers)}
+    got = rows[TESTBED_REFERENCE]["delivered_mbps"]
+    calibration = (f"simulator's calibration: {browsers} browsers for {TARGET_MBPS:g} Mb/s; "
+                   f"measured on the testbed at 100 Mb/s: {got:.2f} Mb/s")
+    if abs(got / TARGET_MBPS - 1) > CALIBRATION_TOLERANCE:
+        browsers = max(1, round(browsers * TARGET_MBPS / got))
+        (out / LABELS[TESTBED_REFERENCE]).rename(out / "reference-uncalibrated")
+        rows[TESTBED_REFERENCE] = one(TESTBED_REFERENCE, browsers)
+        calibration += (f"; rescaled to {browsers} browsers: "
+                        f"{rows[TESTBED_REFERENCE]['delivered_mbps']:.2f} Mb/s")
+    say(calibration)
+    for m in ECN_MODES:
+        rows[m] = one(m, browsers)
+    table = table_of(rows)
+    table.to_csv(out / "testbed-real.csv", index=False)
+    km = {label: _km(out / LABELS[label]) for label in rows}
+    curves = {f"RED*, {m}": km[m] for m in ECN_MODES}
+    cdf_figure("Testbed on real stacks", {"": curves}, {"": km[TESTBED_REFERENCE]}).savefig(
+        out / "fig11-testbed-real-cdf.png", dpi=120)
+    ccdf_figure(curves, km[TESTBED_REFERENCE], HORIZON_S["testbed"]).savefig(
+        out / "fig12-testbed-real-ccdf.png", dpi=120)
+    (out / "testbed-real.md").write_text(report(table, calibration, mode, browsers))
+    return table
+
+
+def _km(run_dir: Path) -> pd.DataFrame:
+    ex = read_run(run_dir).tables["exchanges"].to_pandas()
+    return analysis.kaplan_meier(ex["elapsed_s"], ex["completed"])
+
+
+def table_of(rows: dict[str, dict[str, Any]]) -> pd.DataFrame:
+    """One row per run: the paper's numbers, the simulation's, the testbed's."""
+    out = []
+    for label, m in rows.items():
+        name = label if label == TESTBED_REFERENCE else f"RED*, {label}"
+        out.append({
+            "configuration": name,
+            "paper mean response (s)": TESTBED_MEAN_S.get(label, math.nan),
+            "simulation mean response (s)": SIMULATION[label]["mean_s"],
+            "testbed mean response (s, Kaplan-Meier to 120 s)": m["mean_s"],
+            "testbed mean of first exchanges (s)": m["first_mean_s"],
+            "testbed within 3 s (%)": m["f3"],
+            "paper throughput (%)": TESTBED_THROUGHPUT.get(label, math.nan),
+            "simulation throughput (%)": SIMULATION[label]["nt"],
+            "testbed throughput (% of the bottleneck)": m["nt"],
+            "delivered (Mb/s)": m["delivered_mbps"],
+            "requests completed": m["served"],
+            "exchanges": m["exchanges"],
+            "unfinished": m["unfinished"],
+            "drops (%)": m["loss_pct"],
+            "marks (%)": m["mark_pct"],
+            "mean queue (packets)": m["queue_pkts"],
+            "server time per request (ms, mean / max)":
+                f"{m.get('web_server_ms_mean', math.nan):.2f} / "
+                f"{m.get('web_server_ms_max', math.nan):.1f}",
+            "database time per page (ms, mean / max)":
+                f"{m.get('web_db_ms_mean', math.nan):.2f} / {m.get('web_db_ms_max', math.nan):.1f}",
+            "busiest web tier busy (%)": 100 * m.get("web_busy_fraction_max", math.nan),
+        })
+    return pd.DataFrame(out)
+
+
+def report(table: pd.DataFrame, calibration: str, mode: str, browsers: int) -> str:
+    t = TIMING[mode]
+    lines = [
+        "# Seed 000's testbed on real Linux stacks",
+        "",
+        (f"`ecnlab reproduce ecn-plus --testbed --{mode}`: one seed, {browsers} browsers, "
+         f"{t['warmup_s']:g} s warm-up and {t['window_s']:g} s window per run."),
+        "",
+        f"Calibration: {calibration}.",
+        "",
+        "Linux's stack differs from the seed's (not emulated):",
+        "",
+        *[f"* {d}" for d in linux_differences()],
+        "",
+        _markdown(table.set_index("configuration").T),
+        "",
+        "![CDF](fig11-testbed-real-cdf.png)",
+        "![CCDF](fig12-testbed-real-ccdf.png)",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def _markdown(df: pd.DataFrame) -> str:
+    def cell(v: Any) -> str:
+        return f"{v:.3g}" if isinstance(v, float) else str(v)
+
+    rows = [["", *map(str, df.columns)], ["---"] * (len(df.columns) + 1)]
+    rows += [[str(i), *map(cell, r)] for i, r in zip(df.index, df.itertuples(index=False))]
+    return "\n".join("| " + " | ".join(r) + " |" for r in rows)

@@ -1,0 +1,307 @@
+"""The TPC-W workload on the testbed (docs/testbed.md, "The TPC-W workload") and seed 000's
+testbed on real stacks (``ecnlab reproduce ecn-plus --testbed``).
+
+Without root: the browsing mix is the simulator's (its Rust table, parsed), the browsers' draws,
+the bookstore database and every page's queries, the web tier and a browser over loopback, the
+plan of seed 000's testbed scenario and the reproduction's mapping and refusals. As root
+(skipped otherwise): a few seconds of browsers through the router write exchanges with a
+plausible page mix, the database answers, and nothing is left.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import random
+import re
+import shutil
+import socket
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path
+
+import pytest
+from conftest import ecnlab_process
+from ecnlab import _testbed_web as web
+from ecnlab._testbed_plan import TestbedUnsupported, plan
+from ecnlab.reproduce import ecn_plus_testbed as ept
+from ecnlab.reproduce.ecn_plus import TESTBED_REFERENCE
+from ecnlab.testbed import leftover_namespaces
+from ecnlab.testbed_run import AGENT
+
+ROOT_DIR = Path(__file__).resolve().parents[1]
+TPCW_RS = ROOT_DIR / "crates" / "ecnlab" / "src" / "workload" / "tpcw.rs"
+SEED_TESTBED = ept.SCENARIO
+LINUX = ("tcp.profile=linux",)
+
+ROOT = hasattr(os, "geteuid") and os.geteuid() == 0
+
+
+# --- no root needed ------------------------------------------------------------------------
+
+
+def _camel(name: str) -> str:
+    return "".join(part.capitalize() for part in name.split("_"))
+
+
+def test_the_browsing_mix_is_the_simulators_table():
+    # Parsed from the simulator's source: the same rows, targets and percentages.
+    src = TPCW_RS.read_text()
+    body = src[src.index("fn transitions"):src.index("fn next_interaction")]
+    rust = {}
+    for frm, row in re.findall(r"(\w+) => &\[(.*?)\],", body):
+        rust[frm] = [(to, float(p)) for to, p in re.findall(r"\((\w+), ([\d.]+)\)", row)]
+    ours = {_camel(k): [(_camel(to), p) for to, p in v] for k, v in web.TRANSITIONS.items()}
+    assert len(rust) == 14
+    assert ours == rust
+    assert [_camel(i) for i in web.INTERACTIONS] == re.findall(
+        r"^\s+(\w+),$", src[src.index("pub enum Interaction"):src.index("use Interaction")],
+        re.MULTILINE)
+
+
+def test_the_walk_gives_the_long_run_browsing_mix():
+    # Workloads spec 4.1: Home 29.00 %, New Products 11.00, Best Sellers 11.00, Product
+    # Detail 21.01, Search Request 12.00, Search Results 11.00; browse/order 95/5.
+    rng, state, n = random.Random(1), "home", 300_000
+    counts = Counter()
+    for _ in range(n):
+        state = web.next_interaction(state, rng)
+        counts[state] += 1
+    share = {k: 100 * v / n for k, v in counts.items()}
+    for page, want in (("home", 29.0), ("new_products", 11.0), ("best_sellers", 11.0),
+                       ("product_detail", 21.01), ("search_request", 12.0),
+                       ("search_results", 11.0)):
+        assert abs(share[page] - want) < 0.4, (page, share[page])
+    assert abs(sum(share[p] for p in web.BROWSE) - 95.0) < 0.4
+
+
+def _browser(seed: str = "1/walk", **params) -> web.Browser:
+    return web.Browser({"browser": 3, "seed": seed}, params)
+
+
+def test_a_browser_draws_pages_think_times_and_sessions_as_the_simulator():
+    b = _browser()
+    session_min = b.start_session()
+    page = b.page()
+    # The defaults: a 400-byte request for an 8000-byte page, then 5 images of 5000 bytes.
+    assert [(r, s) for _, r, s, _ in page] == [(400, 8000)] + [(400, 5000)] * 5
+    assert page[0][0].startswith("/home?") and all(t.startswith("/img/") for t, *_ in page[1:])
+    # The same seed, the same walk; another seed, another.
+    walk = []
+    for c in (_browser(), _browser(), _browser("2/walk")):
+        c.start_session()
+        w = []
+        for _ in range(50):
+            c.page()
+            think, more = c.after_page(0.0, 1e9)
+            w.append((round(think, 9), c.state, more))
+        walk.append(w)
+    assert walk[0] == walk[1] != walk[2]
+    assert all(0 <= t <= 70 and more for t, _, more in walk[0])
+    # Past its minimum duration, a session ends at its first move to Home.
+    b = _browser(think_mean_s=1.0, think_max_s=2.0)
+    b.start_session()
+    ended = False
+    for _ in range(200):
+        think, more = b.after_page(1e9, session_min)
+        assert think <= 2.0
+        if not more:
+            ended = True
+            break
+        assert b.state != "home"
+    assert ended
+
+
+def test_requests_and_responses_have_the_drawn_sizes():
+    assert len(web.request("/home?c_id=1", 400, 8000, 0.0, 7, 65536)) == 400
+    assert len(web.request("/home?c_id=1", 10, 8000, 0.0, 7, 65536)) > 10  # headers, whole
+    for n in (200, 5000, 8000):
+        assert len(web.response("200 OK", web.render("home", [(1, "x")], n), "text/html", n)) == n
+    assert len(web.render("home", [(1, "x" * 100)] * 200, 8000)) == 8000
+
+
+def test_the_bookstore_is_populated_from_the_seed_and_every_page_answers(tmp_path):
+    import sqlite3
+
+    counts = web.populate(str(tmp_path / "a.db"), 5)
+    assert counts["item"] == web.ITEMS and counts["customer"] == web.CUSTOMERS
+    assert counts["orders"] == web.ORDERS and counts["order_line"] > counts["orders"]
+    web.populate(str(tmp_path / "b.db"), 5)
+    web.populate(str(tmp_path / "c.db"), 6)
+    dump = {n: "\n".join(sqlite3.connect(tmp_path / f"{n}.db").iterdump()) for n in "abc"}
+    assert dump["a"] == dump["b"] != dump["c"]
+    db = sqlite3.connect(tmp_path / "a.db")
+    q = {"c_id": "17", "sc_id": "5", "i_id": "42", "subject": "ARTS", "term": "Ba"}
+    for page in web.INTERACTIONS:
+        rows = web._page_rows(db, page, q)
+        # Pages that must find rows in a populated store do.
+        if page not in ("search_results", "buy_confirm", "best_sellers", "order_display"):
+            assert rows, page
+    # The cart page put item 42 in cart 5; buying it makes an order and empties the cart.
+    before = db.execute("SELECT count(*) FROM orders").fetchone()[0]
+    web._page_rows(db, "shopping_cart", q)
+    assert web._page_rows(db, "buy_confirm", q)
+    assert db.execute("SELECT count(*) FROM orders").fetchone()[0] == before + 1
+    assert db.execute("SELECT count(*) FROM cart_line WHERE scl_sc_id = 5").fetchone()[0] == 0
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_the_web_tier_serves_a_browsers_pages_over_loopback(tmp_path):
+    # The agent's web tier on loopback (no namespaces needed): a browser walks 30 pages on
+    # one persistent connection; every response has the drawn size; the tier records its
+    # per-request server and database times, and its end of the connection, at SIGTERM.
+    db = tmp_path / "store.db"
+    web.populate(str(db), 1)
+    port = _free_port()
+    log = tmp_path / "web.jsonl"
+    proc = subprocess.Popen([sys.executable, str(AGENT), "web", str(port), str(db), str(log)],
+                            stdout=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout.readline().strip() == "ready"
+
+        async def walk() -> list[tuple[str, int, int]]:
+            b = _browser(images_per_page={"dist": "uniform", "low": 0, "high": 4})
+            b.start_session()
+            reader, writer = await asyncio.open_connection("127.0.0.1", port)
+            got = []
+            for _ in range(30):
+                for target, req, resp, delay in b.page():
+                    writer.write(web.request(target, req, resp, delay, 9, 0))
+                    got.append((target.split("?")[0], resp, await web.read_response(reader)))
+                b.after_page(0.0, 1e9)
+            writer.close()
+            return got
+
+        got = asyncio.run(walk())
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+    assert all(want == n for _, want, n in got)
+    pages = [p for p, *_ in got if not p.startswith("/img/")]
+    assert len(pages) == 30 and len(got) > 30
+    stats = json.loads(Path(f"{log}.stats.json").read_text())
+    assert stats["requests"] == len(got) and sum(stats["pages"].values()) == 30
+    assert 0 < stats["db_ms_mean"] < 50 and stats["busy_fraction"] < 0.5
+    rows = [json.loads(line) for line in log.read_text().splitlines()]
+    assert [r["flow"] for r in rows] == [9]
+
+
+def test_seed_000s_testbed_scenario_maps_onto_the_testbed():
+    p = plan(SEED_TESTBED, 1, LINUX)
+    assert len(p.browsers) == ept.calibrated_browsers() == 413
+    assert [b["client"] for b in p.browsers[:21]] == [*range(20), 0]
+    assert {b["server"] for b in p.browsers} == {0, 1, 2, 3}
+    assert all(10 <= b["rtt_ms"] <= 150 for b in p.browsers)
+    assert 0.1 <= min(b["start_s"] for b in p.browsers) < max(b["start_s"] for b in p.browsers) < 20.1
+    assert p.tpcw["0"]["session_min_mean_s"] == 60
+    # A browser's RTT is its host pair's; the draws depend on the seed alone.
+    assert all(b["rtt_ms"] == p.pair_rtt_ms[(b["client"], b["server"])] for b in p.browsers)
+    assert plan(SEED_TESTBED, 1, LINUX).browsers == p.browsers
+    assert plan(SEED_TESTBED, 2, LINUX).browsers != p.browsers
+    assert any("tpcw_browsers" in n for n in p.notes)
+
+
+def test_the_seeds_profile_is_refused_and_the_reproduction_says_how_linux_differs():
+    with pytest.raises(TestbedUnsupported) as e:
+        plan(SEED_TESTBED)
+    assert any(x.startswith("tcp.initial_rto_s (3.0, profile 'seed-2005')") for x in e.value.problems)
+    diffs = ept.linux_differences()
+    assert any("initial_rto_s (3.0" in d and "Linux: 1.0" in d for d in diffs)
+    assert any("delayed_ack_ms (200.0" in d and "Linux: 40.0" in d for d in diffs)
+    # The seed's values the testbed can set are kept.
+    assert ept.linux_tcp() == {"profile": "linux", "congestion_control": "newreno",
+                               "min_rto_s": 1.0, "initial_window_segments": 2,
+                               "syn_retries": 6, "mss_bytes": 1460, "header_bytes": 40}
+
+
+@pytest.mark.parametrize(("mode", "rate", "aqm", "ecn", "ecn_plus"), [
+    (TESTBED_REFERENCE, 100e6, "droptail", 0, []),
+    ("no ECN", 10e6, "ared", 0, []),
+    ("ECN", 10e6, "ared", 1, []),
+    ("ECN+", 10e6, "ared", 1, [0, 1, 2, 3]),
+])
+def test_the_reproductions_runs(mode, rate, aqm, ecn, ecn_plus):
+    s = ept.scenario(mode, 400, ept.TIMING["quick"])
+    p = plan(s, 1)
+    assert (p.testbed["rate_bps"], p.testbed["queue"]["aqm"]["kind"]) == (rate, aqm)
+    assert p.testbed["ecn_plus_servers"] == ecn_plus
+    assert {h.sysctls["net.ipv4.tcp_ecn"] for h in p.hosts.values()} == {ecn}
+    assert {h.route["rto_min"] for h in p.hosts.values()} == {"1000ms"}
+    assert len(p.browsers) == 400 and p.duration_s == 150 and p.warmup_s == 30
+    if aqm == "ared":
+        assert p.testbed["queue"]["aqm"]["above_max"] == "mark"
+        assert p.testbed["queue"]["aqm"]["ecn"] == bool(ecn)
+
+
+def test_reproduce_testbed_is_for_ecn_plus_only():
+    from conftest import invoke
+
+    result = invoke("reproduce", "dcn", "--testbed")
+    assert result.exit_code == 2
+    assert "only ecn-plus" in result.output
+
+
+# --- root: a short run -----------------------------------------------------------------------
+
+
+SMALL = """
+name = "tpcw-small"
+duration_s = 10
+warmup_s = 1
+[topology]
+clients = 2
+servers = 2
+access_rate_bps = 100e6
+bottleneck = { rate_bps = 10e6, delay_ms = 1, queue = { limit_pkts = 200 } }
+[tcp]
+profile = "linux"
+[[workloads]]
+kind = "tpcw_browsers"
+browsers = 24
+think_mean_s = 0.5
+session_min_mean_s = 2
+rtt_ms = { dist = "uniform", low = 10, high = 40 }
+"""
+
+
+@pytest.mark.skipif(not ROOT or shutil.which("ip") is None,
+                    reason="the testbed needs root (network namespaces, AF_PACKET) and iproute2's ip")
+def test_browsers_on_the_testbed_write_exchanges_with_the_page_mix_and_leave_nothing(tmp_path):
+    from ecnlab.store import read_run
+
+    scenario = tmp_path / "small.toml"
+    scenario.write_text(SMALL)
+    out = tmp_path / "run"
+    proc = ecnlab_process("testbed", "run", str(scenario), "--out", str(out), "--quiet")
+    _, stderr = proc.communicate(timeout=180)
+    assert proc.returncode == 0, stderr
+    assert [ns for ns in leftover_namespaces() if ns.startswith(f"ecnlab-{proc.pid}")] == []
+    r = read_run(out)
+    ex = r.tables["exchanges"].to_pandas()
+    flows = r.tables["flows"].to_pandas()
+    assert set(flows["kind"]) == {"tpcw_browsers"}
+    assert len(ex) > 200 and ex["completed"].mean() > 0.9
+    # Pages and images: with 5 images a page, one exchange in six is a page; a session's first
+    # exchange is its Home page, and sessions reopen (several flows per browser).
+    sizes = Counter(ex["response_bytes"])
+    assert sizes[8000] + sizes[5000] >= 0.9 * len(ex)
+    assert abs(sizes[8000] / (sizes[8000] + sizes[5000]) - 1 / 6) < 0.03
+    assert (ex[ex["seq_in_flow"] == 0]["response_bytes"] == 8000).all()
+    assert len(flows) > 24 and flows["flow"].tolist() == sorted(flows["flow"])
+    assert flows["flow"].max() < 10_000  # renumbered from the browsers' ids
+    done = ex[ex["completed"]]
+    assert (done["response_time_s"] > 0.010).all()  # at least the 10 ms RTT
+    # The database answered every page; the web tier was far from busy.
+    m = json.loads((out / "manifest.json").read_text())
+    tiers = m["testbed"]["web_tier"]
+    pages = sum(sum(t["pages"].values()) for t in tiers.values())
+    assert pages >= sizes[8000] and tiers["s0"]["pages"]["home"] > 0
+    assert m["summary"]["web_busy_fraction_max"] < 0.2
+    assert m["summary"]["web_db_ms_mean"] < 20
