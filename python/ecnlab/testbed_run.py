@@ -36,6 +36,7 @@ AGENT = Path(__file__).with_name("_testbed_agent.py")
 SERVER_PORT = 5000
 WEB_PORT = 8080
 _AGENT_START_S = 20.0  # the most an agent may take to say "ready"
+_AGENT_STOP_S = 30.0  # the most a server agent may take to record and exit after SIGTERM
 _LINKS = {"up": "bottleneck_up", "down": "bottleneck_down"}
 
 
@@ -202,9 +203,14 @@ def _run_agents(t: Testbed, p: Plan, work: Path, progress: bool
     _wait(t, p, t0, clients, progress)
     for c, proc in clients.items():
         _expect(c, proc, "done", 15)
-    for s, proc in servers.items():
+    for proc in servers.values():
         proc.terminate()
-        proc.wait(timeout=10)
+    for s, proc in servers.items():
+        try:
+            proc.wait(timeout=_AGENT_STOP_S)
+        except subprocess.TimeoutExpired:
+            raise TestbedError(f"the server agent in {s} did not exit within "
+                               f"{_AGENT_STOP_S:g} s of SIGTERM") from None
     for c, proc in clients.items():
         assert proc.stdin is not None
         proc.stdin.write("exit\n")

@@ -22,7 +22,9 @@ the report from the testbed's own refusals of the seed's profile. It writes ``te
 
 from __future__ import annotations
 
+import json
 import math
+import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -142,13 +144,19 @@ def run(out: Path, mode: str = "quick", *, progress: bool | None = None,
 
     def one(label: str, browsers: int) -> dict[str, Any]:
         run_dir = out / LABELS[label]
+        load_file = out / f"{LABELS[label]}.load-average.json"  # beside: the run is sealed
         if not (run_dir / "manifest.json").exists():
             say(f"{label}: {browsers} browsers, {timing['warmup_s'] + timing['window_s']:g} s")
             run_testbed(scenario(label, browsers, timing), run_dir, progress=progress,
                         force=True)
+            # The machine's load average over the run's last 5 minutes (2 cores).
+            load_file.write_text(json.dumps(os.getloadavg()[1]))
         m = measures(run_dir)
+        m["load_average"] = json.loads(load_file.read_text()) if load_file.exists() else math.nan
         say(f"{label}: delivered {m['delivered_mbps']:.2f} Mb/s down, mean response "
-            f"{m['mean_s']:.3f} s, throughput {m['nt']:.1f}%")
+            f"{m['mean_s']:.3f} s, throughput {m['nt']:.1f}%, web tier busy "
+            f"{100 * m.get('web_busy_fraction_max', math.nan):.1f}%, load average "
+            f"{m['load_average']:.1f}")
         return m
 
     browsers = calibrated_browsers()
@@ -158,7 +166,9 @@ def run(out: Path, mode: str = "quick", *, progress: bool | None = None,
                    f"measured on the testbed at 100 Mb/s: {got:.2f} Mb/s")
     if abs(got / TARGET_MBPS - 1) > CALIBRATION_TOLERANCE:
         browsers = max(1, round(browsers * TARGET_MBPS / got))
-        (out / LABELS[TESTBED_REFERENCE]).rename(out / "reference-uncalibrated")
+        for suffix in ("", ".load-average.json"):
+            (out / (LABELS[TESTBED_REFERENCE] + suffix)).rename(
+                out / f"reference-uncalibrated{suffix}")
         rows[TESTBED_REFERENCE] = one(TESTBED_REFERENCE, browsers)
         calibration += (f"; rescaled to {browsers} browsers: "
                         f"{rows[TESTBED_REFERENCE]['delivered_mbps']:.2f} Mb/s")
@@ -210,6 +220,7 @@ def table_of(rows: dict[str, dict[str, Any]]) -> pd.DataFrame:
             "database time per page (ms, mean / max)":
                 f"{m.get('web_db_ms_mean', math.nan):.2f} / {m.get('web_db_ms_max', math.nan):.1f}",
             "busiest web tier busy (%)": 100 * m.get("web_busy_fraction_max", math.nan),
+            "machine load average (5 min, 2 cores)": m["load_average"],
         })
     return pd.DataFrame(out)
 
