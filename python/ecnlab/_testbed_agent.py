@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import signal
 import socket
 import struct
 import sys
@@ -77,7 +76,7 @@ def clamp(sock: socket.socket, rwnd: int) -> None:
 async def serve(port: int, out: TextIO) -> None:
     open_conns: dict[int, tuple[socket.socket, dict]] = {}
 
-    def record(flow: int, sock: socket.socket, row: dict) -> None:
+    def record(sock: socket.socket, row: dict) -> None:
         row.update({f"server_{k}": v for k, v in tcp_info(sock).items()})
         out.write(json.dumps(row) + "\n")
 
@@ -120,20 +119,10 @@ async def serve(port: int, out: TextIO) -> None:
         finally:
             # Recorded once: here at the close, or at SIGTERM while still open.
             if open_conns.pop(flow, None) is not None:
-                record(flow, sock, row)
+                record(sock, row)
             writer.close()
 
-    server = await asyncio.start_server(handle, "0.0.0.0", port, backlog=1024)
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    loop.add_signal_handler(signal.SIGTERM, stop.set)
-    loop.add_signal_handler(signal.SIGINT, stop.set)
-    print("ready", flush=True)
-    await stop.wait()
-    server.close()
-    for flow in list(open_conns):
-        sock, row = open_conns.pop(flow)
-        record(flow, sock, row)
+    await web.serve_until_stopped(handle, port, open_conns, record)
 
 
 async def send(writer: asyncio.StreamWriter, nbytes: int) -> None:

@@ -342,6 +342,24 @@ def parse_target(target: str) -> tuple[str, dict[str, str]]:
     return path, query
 
 
+async def serve_until_stopped(handle: Callable, port: int,
+                              open_conns: dict[int, tuple[Any, dict]],
+                              record: Callable[[Any, dict], None]) -> None:
+    """Serves ``handle`` on ``port`` (every address), says "ready", and at SIGTERM or SIGINT
+    stops listening and records each connection still open (``record(sock, row)``)."""
+    server = await asyncio.start_server(handle, "0.0.0.0", port, backlog=1024)
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    loop.add_signal_handler(signal.SIGTERM, stop.set)
+    loop.add_signal_handler(signal.SIGINT, stop.set)
+    print("ready", flush=True)
+    await stop.wait()
+    server.close()
+    for flow in list(open_conns):
+        sock, row = open_conns.pop(flow)
+        record(sock, row)
+
+
 async def serve_web(port: int, db_path: str, out: Any, stats_path: str,
                     tcp_info: Callable[[Any], dict], clamp: Callable[[Any, int], None]) -> None:
     """The web tier: HTTP/1.1 with persistent connections until SIGTERM; one JSON line per
@@ -408,17 +426,7 @@ async def serve_web(port: int, db_path: str, out: Any, stats_path: str,
                 record(sock, row)
             writer.close()
 
-    server = await asyncio.start_server(handle, "0.0.0.0", port, backlog=1024)
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    loop.add_signal_handler(signal.SIGTERM, stop.set)
-    loop.add_signal_handler(signal.SIGINT, stop.set)
-    print("ready", flush=True)
-    await stop.wait()
-    server.close()
-    for flow in list(open_conns):
-        sock, row = open_conns.pop(flow)
-        record(sock, row)
+    await serve_until_stopped(handle, port, open_conns, record)
     with open(stats_path, "w") as f:  # noqa: ASYNC230 (once, at the end)
         json.dump(stats.summary(time.monotonic() - started), f)
     out.flush()
