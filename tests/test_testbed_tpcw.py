@@ -23,7 +23,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from conftest import ecnlab_process
+from conftest import ecnlab_process, invoke
 from ecnlab import _testbed_web as web
 from ecnlab._testbed_plan import TestbedUnsupported, plan
 from ecnlab.reproduce import ecn_plus_testbed as ept
@@ -240,12 +240,32 @@ def test_the_reproductions_runs(mode, rate, aqm, ecn, ecn_plus):
         assert p.testbed["queue"]["aqm"]["ecn"] == bool(ecn)
 
 
-def test_reproduce_testbed_is_for_ecn_plus_only():
-    from conftest import invoke
-
+def test_reproduce_testbed_is_for_ecn_plus_only_and_needs_root(tmp_path, monkeypatch):
     result = invoke("reproduce", "dcn", "--testbed")
     assert result.exit_code == 2
     assert "only ecn-plus" in result.output
+    monkeypatch.setattr(os, "geteuid", lambda: 1000)  # as a user, even when run as root
+    result = invoke("reproduce", "ecn-plus", "--testbed", "--out", str(tmp_path / "x"))
+    assert result.exit_code == 1 and "needs root" in result.stderr
+    assert not (tmp_path / "x").exists()
+
+
+def test_the_report_puts_the_testbed_beside_the_paper_and_the_simulation():
+    m = {"mean_s": 0.8, "first_mean_s": 1.3, "f3": 95.0, "nt": 96.4, "delivered_mbps": 9.64,
+         "served": 100, "exchanges": 101, "unfinished": 1, "loss_pct": 21.0, "mark_pct": 0.0,
+         "queue_pkts": 11.0, "web_server_ms_mean": 0.14, "web_server_ms_max": 24.0,
+         "web_db_ms_mean": 0.36, "web_db_ms_max": 11.0, "web_busy_fraction_max": 0.008,
+         "load_average": 2.0}
+    table = ept.table_of({TESTBED_REFERENCE: m, "no ECN": m, "ECN": m, "ECN+": m})
+    assert table["configuration"].tolist() == [TESTBED_REFERENCE, "RED*, no ECN", "RED*, ECN",
+                                               "RED*, ECN+"]
+    assert table["paper mean response (s)"].tolist()[1:] == [26.0, 4.5, 0.5]
+    assert table["paper throughput (%)"].tolist()[1:] == [44.0, 56.0, 99.0]
+    assert table["simulation throughput (%)"].tolist() == [15.0, 88.5, 99.2, 100.0]
+    assert table["busiest web tier busy (%)"].tolist() == [0.8] * 4
+    text = ept.report(table, "calibration text", "quick", 413)
+    assert "| testbed mean response (s, Kaplan-Meier to 120 s) | 0.8 | 0.8 | 0.8 | 0.8 |" in text
+    assert "initial_rto_s (3.0" in text and "120 s window" in text
 
 
 # --- root: a short run -----------------------------------------------------------------------

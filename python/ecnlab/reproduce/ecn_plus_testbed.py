@@ -135,8 +135,11 @@ def run(out: Path, mode: str = "quick", *, progress: bool | None = None,
         say: Callable[[str], None] = print) -> pd.DataFrame:
     """Runs the four runs into ``out`` (each run folder reused when present), writes the table,
     the report and the figures; returns the table. Needs root."""
+    from ..testbed import TestbedError
     from ..testbed_run import run_testbed
 
+    if os.geteuid() != 0:
+        raise TestbedError("the testbed needs root (network namespaces)")
     timing = TIMING[mode]
     out.mkdir(parents=True, exist_ok=True)
     for line in ["Linux's stack differs from the seed's (not emulated):", *linux_differences()]:
