@@ -19,6 +19,7 @@ import shutil
 import socket
 import subprocess
 import sys
+import time
 from collections import Counter
 from pathlib import Path
 
@@ -28,8 +29,8 @@ from ecnlab import _testbed_web as web
 from ecnlab._testbed_plan import TestbedUnsupported, plan
 from ecnlab.reproduce import ecn_plus_testbed as ept
 from ecnlab.reproduce.ecn_plus import TESTBED_REFERENCE
-from ecnlab.testbed import leftover_namespaces
 from ecnlab.testbed_run import AGENT
+from test_testbed_run import _alive, _cmdline, _ours, _pids
 
 ROOT_DIR = Path(__file__).resolve().parents[1]
 TPCW_RS = ROOT_DIR / "crates" / "ecnlab" / "src" / "workload" / "tpcw.rs"
@@ -300,9 +301,24 @@ def test_browsers_on_the_testbed_write_exchanges_with_the_page_mix_and_leave_not
     scenario.write_text(SMALL)
     out = tmp_path / "run"
     proc = ecnlab_process("testbed", "run", str(scenario), "--out", str(out), "--quiet")
+    # Every process in the run's namespaces once the browsers are up (the client agents, the
+    # web tiers, the exchange servers, the router).
+    pids: set[int] = set()
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and proc.poll() is None:
+        pids |= _pids(_ours(proc.pid))
+        if sum("_testbed_agent.py web" in _cmdline(p) for p in pids) == 2 and sum(
+                "_testbed_agent.py client" in _cmdline(p) for p in pids) == 2:
+            break
+        time.sleep(0.1)
+    time.sleep(1.0)
+    pids |= _pids(_ours(proc.pid))
+    web_tiers = sum("_testbed_agent.py web" in _cmdline(p) for p in pids)
     _, stderr = proc.communicate(timeout=180)
     assert proc.returncode == 0, stderr
-    assert [ns for ns in leftover_namespaces() if ns.startswith(f"ecnlab-{proc.pid}")] == []
+    assert web_tiers == 2
+    assert _ours(proc.pid) == []
+    assert {p for p in pids if _alive(p)} == set()
     r = read_run(out)
     ex = r.tables["exchanges"].to_pandas()
     flows = r.tables["flows"].to_pandas()
@@ -323,5 +339,11 @@ def test_browsers_on_the_testbed_write_exchanges_with_the_page_mix_and_leave_not
     tiers = m["testbed"]["web_tier"]
     pages = sum(sum(t["pages"].values()) for t in tiers.values())
     assert pages >= sizes[8000] and tiers["s0"]["pages"]["home"] > 0
+    by_page = Counter()
+    for t in tiers.values():
+        by_page.update(t["pages"])
+    # Every session starts at Home, and the walk returns there often (29% in the long run).
+    assert 0.2 < by_page["home"] / pages < 0.6
+    assert by_page["new_products"] + by_page["best_sellers"] > 0.1 * pages
     assert m["summary"]["web_busy_fraction_max"] < 0.2
     assert m["summary"]["web_db_ms_mean"] < 20
