@@ -12,6 +12,7 @@ import json
 import os
 import shutil
 import signal
+import statistics
 import subprocess
 import time
 from pathlib import Path
@@ -37,21 +38,42 @@ needs_root = pytest.mark.skipif(
 # --- no root needed ----------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("sets", "fragments"), [
-    # The simulator's default profile is not Linux: each field is named, with the profile.
-    ((), ("tcp.delayed_ack_ms (200.0, profile 'rfc6298')", "TCP_ATO_MIN", "tcp.max_rto_s",
-          "tcp.profile (rfc6298)", 'profile = "linux"')),
-    (("tcp.profile=linux", "tcp.initial_rto_s=3"), ("tcp.initial_rto_s (3.0)", "TCP_TIMEOUT_INIT")),
-    (("tcp.profile=linux", "tcp.ecn=true", "tcp.ecn_plus=rfc5562"),
-     ("tcp.ecn_plus (rfc5562)", "RFC 5562")),
-    (("tcp.profile=linux", "tcp.congestion_control=reno"), ("tcp.congestion_control (reno)",)),
-    (("tcp.profile=linux", "tcp.clients.delayed_ack_ms=100"), ("tcp.clients.delayed_ack_ms",)),
-    (("tcp.profile=linux", "topology.bottleneck.rate_bps=1e9"),
-     ("topology.bottleneck.rate_bps (1e+09)", "ceiling")),
-    (("tcp.profile=linux", "topology.access_rate_bps=1e6"), ("topology.access_rate_bps (1e+06)",)),
-    (("tcp.profile=linux", "workloads.0.tcp.ecn=true"), ("workloads[0].tcp",)),
-    (("tcp.profile=linux", "metrics.flow_sample_ms=10"), ("metrics.flow_sample_ms",)),
-])
+@pytest.mark.parametrize(
+    ("sets", "fragments"),
+    [
+        # The simulator's default profile is not Linux: each field is named, with the profile.
+        (
+            (),
+            (
+                "tcp.delayed_ack_ms (200.0, profile 'rfc6298')",
+                "TCP_ATO_MIN",
+                "tcp.max_rto_s",
+                "tcp.profile (rfc6298)",
+                'profile = "linux"',
+            ),
+        ),
+        (
+            ("tcp.profile=linux", "tcp.initial_rto_s=3"),
+            ("tcp.initial_rto_s (3.0)", "TCP_TIMEOUT_INIT"),
+        ),
+        (
+            ("tcp.profile=linux", "tcp.ecn=true", "tcp.ecn_plus=rfc5562"),
+            ("tcp.ecn_plus (rfc5562)", "RFC 5562"),
+        ),
+        (("tcp.profile=linux", "tcp.congestion_control=reno"), ("tcp.congestion_control (reno)",)),
+        (("tcp.profile=linux", "tcp.clients.delayed_ack_ms=100"), ("tcp.clients.delayed_ack_ms",)),
+        (
+            ("tcp.profile=linux", "topology.bottleneck.rate_bps=1e9"),
+            ("topology.bottleneck.rate_bps (1e+09)", "ceiling"),
+        ),
+        (
+            ("tcp.profile=linux", "topology.access_rate_bps=1e6"),
+            ("topology.access_rate_bps (1e+06)",),
+        ),
+        (("tcp.profile=linux", "workloads.0.tcp.ecn=true"), ("workloads[0].tcp",)),
+        (("tcp.profile=linux", "metrics.flow_sample_ms=10"), ("metrics.flow_sample_ms",)),
+    ],
+)
 def test_fields_the_testbed_cannot_honour_are_refused_by_name(sets, fragments):
     # Refused before anything is built (no root needed, nothing created).
     before = leftover_namespaces() if shutil.which("ip") else []
@@ -66,9 +88,12 @@ def test_fields_the_testbed_cannot_honour_are_refused_by_name(sets, fragments):
 def test_a_workload_not_implemented_yet_is_refused_by_name():
     with pytest.raises(TestbedUnsupported) as e:
         plan(EXAMPLES / "web-sessions.toml", overrides=("tcp.profile=linux",))
-    assert e.value.problems == [(
-        "workloads[0].kind (web_sessions): not implemented on the testbed yet "
-        "(bulk, exchanges and tpcw_browsers are)")]
+    assert e.value.problems == [
+        (
+            "workloads[0].kind (web_sessions): not implemented on the testbed yet "
+            "(bulk, exchanges and tpcw_browsers are)"
+        )
+    ]
 
 
 def test_a_parking_lot_is_refused_by_name():
@@ -128,8 +153,9 @@ def test_without_root_a_valid_scenario_is_refused_for_root(tmp_path, monkeypatch
 
 def _ours(pid: int) -> list[str]:
     """The namespaces of the testbed(s) of process ``pid``."""
-    return [ns for ns in leftover_namespaces() if ns.startswith((f"ecnlab-{pid}-",
-                                                                 f"ecnlab-{pid}."))]
+    return [
+        ns for ns in leftover_namespaces() if ns.startswith((f"ecnlab-{pid}-", f"ecnlab-{pid}."))
+    ]
 
 
 def _pids(namespaces: list[str]) -> set[int]:
@@ -198,8 +224,9 @@ def test_the_run_writes_the_simulators_tables_and_a_testbed_manifest(testbed_run
     assert manifest["testbed"]["hosts"]["c0"]["sysctls"]["net.ipv4.tcp_ecn"] == 1
     got = ecnlab.read_run(testbed_run)
     # The same columns and types as the simulator's tables of the same scenario.
-    sim = ecnlab.run(ecnlab.load_scenario(EXAMPLE, ["duration_s=0.5", "warmup_s=0"]),
-                     progress=False)
+    sim = ecnlab.run(
+        ecnlab.load_scenario(EXAMPLE, ["duration_s=0.5", "warmup_s=0"]), progress=False
+    )
     for name in ecnlab.TABLES:
         assert got.tables[name].schema == sim.tables[name].schema, name
     ex = got.exchanges.to_pandas()
@@ -277,3 +304,79 @@ def test_up_holds_the_testbed_until_down():
     assert result.exit_code == 0, result.output
     proc.wait(timeout=30)
     _assert_nothing_left(proc, pids)
+
+
+# --- the testbed against the simulator on the same scenario -----------------------------------
+
+# Three CUBIC downloads at 10 Mb/s with per-pair RTTs of 20-100 ms, 30 s of which 10 s warm-up:
+# examples/testbed-red.toml without its exchanges, and the same with CoDel (target 5 ms).
+_QUEUES = {
+    "red*": 'kind = "red"\necn = true\nabove_max = "mark"\nmin_th_pkts = 10\nmax_th_pkts = 30\n'
+    "max_p = 0.1\nw_q = 0.002\ngentle = true\n",
+    "codel": 'kind = "codel"\necn = true\ntarget_ms = 5\ninterval_ms = 100\n',
+}
+_BULK = """name = "testbed-validation"
+duration_s = 30
+warmup_s = 10
+
+[topology]
+clients = 3
+servers = 3
+access_rate_bps = 1e9
+access_delay_ms = 0
+
+[topology.bottleneck]
+rate_bps = 10e6
+delay_ms = 5
+
+[topology.bottleneck.queue]
+limit_pkts = 200
+
+[topology.bottleneck.queue.aqm]
+{aqm}
+[tcp]
+profile = "linux"
+congestion_control = "cubic"
+ecn = true
+
+[[workloads]]
+kind = "bulk"
+flows = 3
+start_jitter_s = 0.5
+rtt_ms = {{ dist = "uniform", low = 20, high = 100 }}
+
+[metrics]
+queue_sample_ms = 10
+"""
+SIM_SEEDS = 10
+
+
+@needs_root
+@pytest.mark.parametrize("aqm", sorted(_QUEUES))
+def test_the_aqm_holds_the_real_queue_where_the_simulator_holds_it(aqm, tmp_path):
+    """One testbed run (seed 1) is one more draw from the simulator's distribution of the mean
+    down queue over its window: within its mean +- 3 sd over 10 seeds of the same scenario.
+
+    Measured when written (30 s runs; the simulator's 10 seeds): RED* 11.56 +- 0.84 packets
+    (10.3 to 13.0), the testbed 10.9 and 11.9 (seeds 1 and 2); CoDel 6.88 +- 1.26 (5.0 to
+    8.7), the testbed 5.7 and 6.9. The band fails a router whose AQM does not act (the
+    buffer of 200 packets fills), or marks at a different point (RED*'s min_th is 10).
+    """
+    scenario = tmp_path / f"{aqm}.toml"
+    scenario.write_text(_BULK.format(aqm=_QUEUES[aqm]))
+    sim = [
+        ecnlab.run(str(scenario), seed, progress=False).summary["mean_queue_pkts_down"]
+        for seed in range(1, SIM_SEEDS + 1)
+    ]
+    mean, sd = statistics.mean(sim), statistics.stdev(sim)
+    out = tmp_path / "testbed"
+    proc = ecnlab_process("testbed", "run", str(scenario), "--out", str(out), "--quiet")
+    _, stderr = proc.communicate(timeout=180)
+    assert proc.returncode == 0, stderr
+    summary = json.loads((out / "manifest.json").read_text())["summary"]
+    real = summary["mean_queue_pkts_down"]
+    assert summary["utilization_down"] > 0.95, summary
+    assert abs(real - mean) <= 3 * sd, (
+        f"{aqm}: testbed mean queue {real:.2f} packets, simulator {mean:.2f} +- {sd:.2f} "
+        f"({', '.join(f'{q:.1f}' for q in sim)})"
+    )

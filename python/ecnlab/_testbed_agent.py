@@ -65,7 +65,8 @@ def tcp_info(sock: socket.socket) -> dict:
 
 
 def clamp(sock: socket.socket, rwnd: int) -> None:
-    """The receiver window: TCP_WINDOW_CLAMP bounds what this end advertises."""
+    """The receiver window: TCP_WINDOW_CLAMP bounds what this end advertises. (Nagle's
+    algorithm is off, as in ecnlab's TCP: asyncio's transports set TCP_NODELAY.)"""
     if rwnd > 0:
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_WINDOW_CLAMP, int(rwnd))
 
@@ -161,8 +162,12 @@ class Client:
         sock.setblocking(False)
         clamp(sock, c["rwnd_bytes"])
         row = self.flows[c["flow"]] = {
-            "flow": c["flow"], "start_s": self.now(), "end_s": None, "completed": False,
-            **c.get("ident", {})}
+            "flow": c["flow"],
+            "start_s": self.now(),
+            "end_s": None,
+            "completed": False,
+            **c.get("ident", {}),
+        }
         await asyncio.get_running_loop().sock_connect(sock, (c["server_addr"], c["port"]))
         info = tcp_info(sock)
         row["syn_retx"] = info.get("total_rto")
@@ -183,8 +188,9 @@ class Client:
     async def bulk(self, c: dict) -> None:
         await self.until(c["start_s"])
         down = c["direction"] == "down"
-        pre = PREAMBLE_BULK.pack(b"B", b"d" if down else b"u", c["flow"], c["bytes"] or 0,
-                                 c["rwnd_bytes"])
+        pre = PREAMBLE_BULK.pack(
+            b"B", b"d" if down else b"u", c["flow"], c["bytes"] or 0, c["rwnd_bytes"]
+        )
         row, writer = None, None
         try:
             row, reader, writer = await self.connect(c, pre)
@@ -212,11 +218,22 @@ class Client:
             start = self.now()
             row, reader, writer = await self.connect(c, pre)
             for seq, (request, response, delay_ms, think_s) in enumerate(c["exchanges"]):
-                ex = {"flow": c["flow"], "seq_in_flow": seq, "start_s": start, "end_s": None,
-                      "request_bytes": request, "response_bytes": response}
+                ex = {
+                    "flow": c["flow"],
+                    "seq_in_flow": seq,
+                    "start_s": start,
+                    "end_s": None,
+                    "request_bytes": request,
+                    "response_bytes": response,
+                }
                 self.exchanges.append(ex)
-                writer.write(REQUEST.pack(response, round(delay_ms * 1000), request))
-                writer.write(FILLER[: request - REQUEST.size])
+                # One write, as the simulator's client sends a request: written as header and
+                # filler apart, each small exchange of examples/testbed-red.toml took about
+                # 0.12 s longer than simulated (not traced further; docs/testbed.md).
+                writer.write(
+                    REQUEST.pack(response, round(delay_ms * 1000), request)
+                    + FILLER[: request - REQUEST.size]
+                )
                 await writer.drain()
                 await reader.readexactly(response)
                 ex["end_s"] = self.now()

@@ -82,11 +82,11 @@ baseline)."""
 CLASSIC_TCP = {"congestion_control": "cubic", "ecn": False}
 SCALABLE: dict[str, dict[str, Any]] = {
     "dctcp": {"congestion_control": "dctcp", "ecn": True, "ect_codepoint": "ect1"},
-    "prague": {"congestion_control": "prague", "ecn": True},
+    "prague": {"congestion_control": "prague", "ecn": True, "ecn_feedback": "accecn"},
 }
 """The Scalable controls: DCTCP as the papers ran it (Linux's, unpaced; ECT(1) so that the
-classifier puts it in the L queue) and TCP Prague (paced, RTT-independent: the L4S team's
-later control). The claims are decided on DCTCP, the papers' control; Prague is shown beside
+classifier puts it in the L queue) and TCP Prague (paced, RTT-independent, over AccECN
+feedback as the Prague draft and Linux's tcp_prague require: the L4S team's later control). The claims are decided on DCTCP, the papers' control; Prague is shown beside
 it and has a claim of ours."""
 SCALABLE_TCP = SCALABLE["dctcp"]
 
