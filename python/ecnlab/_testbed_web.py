@@ -414,10 +414,12 @@ async def serve_web(port: int, db_path: str, out: Any, stats_path: str,
                                     total)
                 else:
                     data = response("404 Not Found", b"not found\n", "text/plain", total)
-                stats.server_ms.append((time.perf_counter() - t) * 1e3)
+                built = time.perf_counter() - t
                 if delay_us:
                     await asyncio.sleep(delay_us / 1e6)
+                t = time.perf_counter()
                 writer.write(data)
+                stats.server_ms.append((built + time.perf_counter() - t) * 1e3)
                 await writer.drain()
         except (ConnectionError, OSError, ValueError):
             pass
