@@ -194,15 +194,9 @@ class Client:
         row, writer = None, None
         try:
             row, reader, writer = await self.connect(c, pre)
-            if down:
-                while await reader.read(CHUNK):
-                    pass
-            else:
+            if not down:
                 await send(writer, c["bytes"] or 0)
-                writer.write_eof()
-                while await reader.read(CHUNK):
-                    pass
-            row["end_s"], row["completed"] = self.now(), True
+            await self._finish(row, reader, None if down else writer)
         except (ConnectionError, OSError) as e:
             if row is not None:
                 row["error"] = str(e)
@@ -218,15 +212,7 @@ class Client:
             start = self.now()
             row, reader, writer = await self.connect(c, pre)
             for seq, (request, response, delay_ms, think_s) in enumerate(c["exchanges"]):
-                ex = {
-                    "flow": c["flow"],
-                    "seq_in_flow": seq,
-                    "start_s": start,
-                    "end_s": None,
-                    "request_bytes": request,
-                    "response_bytes": response,
-                }
-                self.exchanges.append(ex)
+                ex = self._exchange(c["flow"], seq, start, request, response)
                 # One write, as the simulator's client sends a request: written as header and
                 # filler apart, each small exchange of examples/testbed-red.toml took about
                 # 0.12 s longer than simulated (not traced further; docs/testbed.md).
@@ -240,10 +226,7 @@ class Client:
                 if seq + 1 < len(c["exchanges"]):
                     await asyncio.sleep(think_s)
                     start = self.now()
-            writer.write_eof()
-            while await reader.read(CHUNK):
-                pass
-            row["end_s"], row["completed"] = self.now(), True
+            await self._finish(row, reader, writer)
         except (ConnectionError, OSError, asyncio.IncompleteReadError) as e:
             if row is not None:
                 row["error"] = str(e)
@@ -268,12 +251,12 @@ class Client:
             start = session_start = self.now()
             seq, page = 0, em.page()
             try:
-                ex = self._exchange(flow, 0, start, page[0])
+                ex = self._page_exchange(flow, 0, start, page[0])
                 row, reader, writer = await self.connect({**b, "flow": flow, "ident": ident}, b"")
                 while True:
                     for i, (target, req, resp, delay) in enumerate(page):
                         if i or seq:
-                            ex = self._exchange(flow, seq, start, page[i])
+                            ex = self._page_exchange(flow, seq, start, page[i])
                         writer.write(web.request(target, req, resp, delay, flow,
                                                  b["rwnd_bytes"]))
                         await writer.drain()
@@ -285,10 +268,7 @@ class Client:
                         break
                     await asyncio.sleep(think)
                     start, page = self.now(), em.page()
-                writer.write_eof()
-                while await reader.read(CHUNK):
-                    pass
-                row["end_s"], row["completed"] = self.now(), True
+                await self._finish(row, reader, writer)
             except (ConnectionError, OSError, asyncio.IncompleteReadError,
                     asyncio.LimitOverrunError) as e:
                 if flow in self.flows:
@@ -299,13 +279,32 @@ class Client:
                     self.close(flow, self.flows[flow], writer)
             await asyncio.sleep(think or 0.0)
 
-    def _exchange(self, flow: int, seq: int, start: float, req: tuple) -> dict:
-        target, request, response, _ = req
+    def _exchange(
+        self, flow: int, seq: int, start: float, request: int, response: int, **extra: str
+    ) -> dict:
+        """A row of ``exchanges``, recorded now and completed by the caller (``end_s``)."""
         ex = {"flow": flow, "seq_in_flow": seq, "start_s": start, "end_s": None,
-              "request_bytes": request, "response_bytes": response,
-              "page": target.split("?")[0].lstrip("/")}
+              "request_bytes": request, "response_bytes": response, **extra}
         self.exchanges.append(ex)
         return ex
+
+    def _page_exchange(self, flow: int, seq: int, start: float, req: tuple) -> dict:
+        """The exchange of one request of a TPC-W page (``web.Browser.page``), named by page."""
+        target, request, response, _ = req
+        return self._exchange(
+            flow, seq, start, request, response, page=target.split("?")[0].lstrip("/")
+        )
+
+    async def _finish(
+        self, row: dict, reader: asyncio.StreamReader, writer: asyncio.StreamWriter | None
+    ) -> None:
+        """The end of a flow: half-close (with ``writer``), read until the peer closes, and
+        record the flow completed."""
+        if writer is not None:
+            writer.write_eof()
+        while await reader.read(CHUNK):
+            pass
+        row["end_s"], row["completed"] = self.now(), True
 
     async def snapshot_at_warmup(self) -> None:
         await self.until(self.plan["warmup_s"])
