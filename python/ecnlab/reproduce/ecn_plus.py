@@ -166,12 +166,17 @@ def _pct(x: float) -> float:
 # --- quantities ---------------------------------------------------------------------------------
 
 
-def within(aqm: str, mode: str, load: str, at: str = "f05") -> Quantity:
-    """% of the responses done within 0.5 s (Kaplan-Meier) in one ``web`` configuration."""
+def web_measure(aqm: str, mode: str, load: str, col: str) -> Quantity:
+    """Any measure ``col`` of one ``web`` configuration."""
     return measure(
-        "web", at, f"{_AT_TEXT[at]} {aqm} {mode} {load}",
+        "web", col, f"{_AT_TEXT.get(col, col)} {aqm} {mode} {load}",
         aqm_label=aqm, ecn_mode_label=mode, load_label=load,
     )  # fmt: skip
+
+
+def within(aqm: str, mode: str, load: str, at: str = "f05") -> Quantity:
+    """% of the responses done within 0.5 s (Kaplan-Meier) in one ``web`` configuration."""
+    return web_measure(aqm, mode, load, at)
 
 
 def ideal(load: str, at: str = "f05") -> Quantity:
@@ -181,10 +186,7 @@ def ideal(load: str, at: str = "f05") -> Quantity:
 
 def nt(aqm: str, mode: str, load: str) -> Quantity:
     """Normalized throughput (% of the bottleneck's capacity) of one ``web`` configuration."""
-    return measure(
-        "web", "nt", f"throughput % {aqm} {mode} {load}",
-        aqm_label=aqm, ecn_mode_label=mode, load_label=load,
-    )  # fmt: skip
+    return web_measure(aqm, mode, load, "nt")
 
 
 def gain(aqm: str, load: str, col: str = "f05", hi: str = "ECN+", lo: str = "ECN") -> Quantity:
@@ -239,14 +241,6 @@ def ecnpp(aqm: str, col: str = "f05", load: str = ECNPP_LOADS[0]) -> Quantity:
     return measure(
         "ecn-plus-plus", col, f"{_AT_TEXT.get(col, col)} {aqm} {ECN_PLUS_PLUS} {load}",
         aqm_label=aqm, ecn_mode_label=ECN_PLUS_PLUS, load_label=load,
-    )  # fmt: skip
-
-
-def web_measure(aqm: str, mode: str, load: str, col: str) -> Quantity:
-    """Any measure ``col`` of one ``web`` configuration."""
-    return measure(
-        "web", col, f"{_AT_TEXT.get(col, col)} {aqm} {mode} {load}",
-        aqm_label=aqm, ecn_mode_label=mode, load_label=load,
     )  # fmt: skip
 
 
