@@ -86,12 +86,15 @@ def test_fields_the_testbed_cannot_honour_are_refused_by_name(sets, fragments):
 
 
 def test_a_workload_not_implemented_yet_is_refused_by_name():
+    scenario = {"duration_s": 1, "topology": {"bottleneck": {"rate_bps": 1e7}},
+                "tcp": {"profile": "linux"},
+                "workloads": [{"kind": "packet_source", "rate_pps": 10}]}
     with pytest.raises(TestbedUnsupported) as e:
-        plan(EXAMPLES / "web-sessions.toml", overrides=("tcp.profile=linux",))
+        plan(scenario)
     assert e.value.problems == [
         (
-            "workloads[0].kind (web_sessions): not implemented on the testbed yet "
-            "(bulk, exchanges and tpcw_browsers are)"
+            "workloads[0].kind (packet_source): not implemented on the testbed yet "
+            "(bulk, exchanges, web_sessions, packmime_http and tpcw_browsers are)"
         )
     ]
 

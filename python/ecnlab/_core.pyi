@@ -46,6 +46,22 @@ def check_budget(config_json: str, memory_budget: float) -> None:
     """Raise ValueError, naming the fields that drive the estimate, if a run of the scenario
     is estimated (:func:`estimate`) to need more than ``memory_budget`` bytes."""
 
+def workload_plan(config_json: str, index: int, seed: int) -> str:
+    """The offered traffic of workload ``index`` in a run of ``seed``, drawn by the workload's
+    own generator with no network (the simulator's draws), as JSON text. Times are integer
+    nanoseconds; hosts are the scenario's indices.
+
+    ``packmime_http``: ``{"kind", "connections": [{"arrival_ns", "client", "server", "rtt_ns"
+    (null: the path's), "rwnd_bytes", "exchanges": [{"request_bytes", "response_bytes",
+    "server_delay_ns", "think_ns"}]}]}`` in arrival order. ``web_sessions``: ``{"kind",
+    "inter_page_from", "sessions": [{"arrival_ns", "client", "pages": [{"server", "gap_ns",
+    "objects": [{"at_ns" (after the page's start), "client", "server", "rtt_ns",
+    "rwnd_bytes", "exchanges": [one]}]}]}]}`` in arrival order.
+
+    Raises:
+        ValueError: an invalid scenario, or a workload of another kind (the field named).
+    """
+
 def hold_benchmark(pending: int, events: int, seed: int) -> tuple[float, int]:
     """Time the event queue alone: the hold model (pop the earliest event, push one 1 ns to
     1 ms after it) on the simulator's calendar queue with ``pending`` events of 16 bytes (the

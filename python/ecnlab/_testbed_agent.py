@@ -65,8 +65,12 @@ def tcp_info(sock: socket.socket) -> dict:
 
 
 def clamp(sock: socket.socket, rwnd: int) -> None:
-    """The receiver window: TCP_WINDOW_CLAMP bounds what this end advertises. (Nagle's
-    algorithm is off, as in ecnlab's TCP: asyncio's transports set TCP_NODELAY.)"""
+    """The receiver window: TCP_WINDOW_CLAMP bounds what this end advertises. Nagle's
+    algorithm is off, as in ecnlab's TCP: TCP_NODELAY here (asyncio sets it only on sockets
+    whose ``proto`` is IPPROTO_TCP, which the client's ``socket.socket()`` is not, and
+    Nagle's wait for the ACK of the preamble, which the server delays, added 25 to 90 ms to
+    every connection's first exchange) and on the servers' sockets by asyncio."""
+    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
     if rwnd > 0:
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_WINDOW_CLAMP, int(rwnd))
 
@@ -148,6 +152,7 @@ class Client:
         self.exchanges: list[dict] = []
         self.socks: dict[int, socket.socket] = {}
         self.at_warmup: dict[int, dict] = {}
+        self.spawned: list[asyncio.Task] = []  # web sessions' objects, cancelled at exit
 
     def now(self) -> float:
         return time.monotonic() - self.t0
@@ -204,7 +209,9 @@ class Client:
             if row is not None:
                 self.close(c["flow"], row, writer)
 
-    async def connection(self, c: dict) -> None:
+    async def connection(self, c: dict, done: asyncio.Event | None = None) -> None:
+        """A connection of request/response exchanges; ``done`` is set when its last response
+        has arrived or the connection failed (before the close)."""
         await self.until(c["start_s"])
         row, writer = None, None
         pre = PREAMBLE_EXCHANGES.pack(b"X", c["flow"], c["rwnd_bytes"])
@@ -226,13 +233,50 @@ class Client:
                 if seq + 1 < len(c["exchanges"]):
                     await asyncio.sleep(think_s)
                     start = self.now()
+            if done is not None:
+                done.set()
             await self._finish(row, reader, writer)
         except (ConnectionError, OSError, asyncio.IncompleteReadError) as e:
             if row is not None:
                 row["error"] = str(e)
         finally:
+            if done is not None:
+                done.set()
             if row is not None:
                 self.close(c["flow"], row, writer)
+
+    async def session(self, s: dict) -> None:
+        """One session of a ``web_sessions`` workload, replayed closed loop as the simulator
+        runs it (crates/ecnlab/src/workload/web.rs): each object of a page is a connection
+        (flow ``s["flow_base"] + k``) opened at its time after the page's start; the page is
+        complete when every object's response has arrived (or its connection failed); the next
+        page starts ``gap_s`` after that completion, or with ``inter_page_from = "start"``
+        ``gap_s`` after the page's start but not before its last request."""
+        start, k = s["start_s"], 0
+        for n, page in enumerate(s["pages"]):
+            if start >= self.plan["duration_s"]:
+                return
+            await self.until(start)
+            events = []
+            for o in page["objects"]:
+                if start + o["at_s"] >= self.plan["duration_s"]:
+                    break  # the simulator opens nothing after the end of the run
+                ident = {"workload": s["workload"], "client": s["client"],
+                         "server": page["server"], "rtt_ms": o["rtt_ms"],
+                         "rwnd_bytes": o["rwnd_bytes"]}
+                c = {**o, "flow": s["flow_base"] + k, "start_s": start + o["at_s"],
+                     "server_addr": page["server_addr"], "port": page["port"], "ident": ident}
+                k += 1
+                events.append(asyncio.Event())
+                self.spawned.append(asyncio.create_task(self.connection(c, events[-1])))
+            for e in events:
+                await e.wait()
+            if n + 1 == len(s["pages"]):
+                break
+            if s["inter_page_from"] == "start":
+                start = max(start + page["gap_s"], start + page["objects"][-1]["at_s"])
+            else:
+                start = self.now() + page["gap_s"]
 
     async def browser(self, b: dict) -> None:
         """One emulated browser of a ``tpcw_browsers`` workload (``_testbed_web.Browser``):
@@ -315,6 +359,7 @@ class Client:
         tasks = [asyncio.create_task(self.bulk(c)) for c in self.plan["bulk"]]
         tasks += [asyncio.create_task(self.connection(c)) for c in self.plan["connections"]]
         tasks += [asyncio.create_task(self.browser(b)) for b in self.plan.get("browsers", [])]
+        tasks += [asyncio.create_task(self.session(s)) for s in self.plan.get("sessions", [])]
         tasks.append(asyncio.create_task(self.snapshot_at_warmup()))
         await self.until(self.plan["duration_s"])
         # The end of the run: what is still open is recorded as it stands, and left open
@@ -328,6 +373,7 @@ class Client:
         print("done", flush=True)
         await asyncio.get_running_loop().run_in_executor(None, sys.stdin.readline)
         self.socks.clear()
+        tasks += self.spawned
         for t in tasks:
             t.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)

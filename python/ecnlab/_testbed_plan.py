@@ -27,14 +27,21 @@ MAX_HOSTS = 250
 MAX_RATE_BPS = 200e6
 """The fastest bottleneck accepted: the router's measured ceiling on a 2-core machine is 400 to
 500 Mb/s with the senders on the same cores (docs/testbed.md, "Limits")."""
-WORKLOAD_KINDS = ("bulk", "exchanges", "tpcw_browsers")
+WORKLOAD_KINDS = ("bulk", "exchanges", "web_sessions", "packmime_http", "tpcw_browsers")
 """Workload kinds the testbed runs (docs/testbed.md)."""
 REQUEST_HEADER_BYTES = 16
 """Every request carries the response size and server delay in its first 16 bytes."""
 FLOW_BASE = 1 << 40
 """Emulated browsers number their sessions' connections from here (``FLOW_BASE + browser x
-SESSIONS_PER_BROWSER + session``); the run renumbers them after the planned flows."""
+SESSIONS_PER_BROWSER + session``), web sessions their objects' from ``WEB_FLOW_BASE`` (one
+number per object, consecutive over the sessions); the run renumbers them after the planned
+flows, in order of opening, as the simulator numbers flows."""
 SESSIONS_PER_BROWSER = 1 << 20
+WEB_FLOW_BASE = 1 << 56
+LOCAL_PORTS = 60999 - 32768 + 1
+"""A client host's ephemeral ports (Linux's ``ip_local_port_range``): the connections from one
+client host to one server host within a TIME_WAIT (60 s) must fit them."""
+TIME_WAIT_S = 60.0
 
 # TCP fields the testbed sets in each host namespace (sysctls, route attributes, the router's
 # ECN+ emulation); every other field must be what the `linux` profile says Linux does.
@@ -107,6 +114,7 @@ class Plan:
     bulk: list[dict[str, Any]] = field(default_factory=list)
     connections: list[dict[str, Any]] = field(default_factory=list)
     browsers: list[dict[str, Any]] = field(default_factory=list)  # tpcw_browsers, one each
+    sessions: list[dict[str, Any]] = field(default_factory=list)  # web_sessions, one each
     tpcw: dict[str, dict[str, Any]] = field(default_factory=dict)  # workload -> parameters
     notes: list[str] = field(default_factory=list)  # approximations, for the manifest
 
@@ -156,10 +164,15 @@ def plan(source: ScenarioSource, seed: int = 1, overrides: tuple[str, ...] = ())
     bulk: list[dict[str, Any]] = []
     connections: list[dict[str, Any]] = []
     browsers: list[dict[str, Any]] = []
+    sessions: list[dict[str, Any]] = []
     tpcw: dict[str, dict[str, Any]] = {}
-    flow_id = 0
+    flow_id, web_flow = 0, WEB_FLOW_BASE
 
-    def rtt_of(i: int, w: dict[str, Any], pair: tuple[int, int]) -> float:
+    def rtt_of(i: int, w: dict[str, Any], pair: tuple[int, int],
+               drawn_ns: int | None = None) -> float:
+        """The host pair's RTT: the first workload (and connection) on the pair draws it,
+        from ``rtt_ms`` (``drawn_ns``: the simulator's draw for that connection), or the path
+        RTT; later ones get it (the router keys delays on host pairs)."""
         if pair in pair_owner:
             j = pair_owner[pair]
             if scenario["workloads"][j].get("rtt_ms") != w.get("rtt_ms"):
@@ -168,7 +181,13 @@ def plan(source: ScenarioSource, seed: int = 1, overrides: tuple[str, ...] = ())
                     f"c{pair[0]}-s{pair[1]}; the router sets one delay per host pair")])
             return pair_rtt[pair]
         pair_owner[pair] = i
-        if "rtt_ms" in w:
+        if drawn_ns is not None:
+            rtt = drawn_ns / 1e6
+            if rtt < path_rtt_ms - 1e-9:
+                raise TestbedUnsupported([(
+                    f"workloads[{i}].rtt_ms: drew {rtt:g} ms, below the path RTT "
+                    f"{path_rtt_ms:g} ms")])
+        elif w.get("rtt_ms") is not None:
             rtt = draw(w["rtt_ms"], rng_rtt)
             if rtt < path_rtt_ms - 1e-9:
                 raise TestbedUnsupported([(
@@ -212,8 +231,36 @@ def plan(source: ScenarioSource, seed: int = 1, overrides: tuple[str, ...] = ())
                     "seed": f"{seed}/workload/{i}/browser/{b}/walk",
                     "flow_base": FLOW_BASE + len(browsers) * SESSIONS_PER_BROWSER,
                 })
+        elif w["kind"] == "packmime_http":
+            for conn in workload_plan(scenario, i, seed)["connections"]:
+                c, s = conn["client"], conn["server"]
+                connections.append({
+                    "flow": flow_id, "workload": i, "client": c, "server": s,
+                    "start_s": conn["arrival_ns"] / 1e9, "rwnd_bytes": conn["rwnd_bytes"],
+                    "rtt_ms": rtt_of(i, w, (c, s), conn["rtt_ns"]),
+                    "exchanges": _exchanges(i, conn["exchanges"], notes),
+                })
+                flow_id += 1
+        elif w["kind"] == "web_sessions":
+            export = workload_plan(scenario, i, seed)
+            for k, sess in enumerate(export["sessions"]):
+                c = sess["client"]
+                pages = [{
+                    "server": page["server"], "gap_s": page["gap_ns"] / 1e9,
+                    "objects": [{
+                        "at_s": o["at_ns"] / 1e9, "rwnd_bytes": o["rwnd_bytes"],
+                        "rtt_ms": rtt_of(i, w, (c, page["server"]), o["rtt_ns"]),
+                        "exchanges": _exchanges(i, o["exchanges"], notes),
+                    } for o in page["objects"]],
+                } for page in sess["pages"]]
+                sessions.append({
+                    "session": k, "workload": i, "client": c,
+                    "start_s": sess["arrival_ns"] / 1e9,
+                    "inter_page_from": export["inter_page_from"], "pages": pages,
+                    "flow_base": web_flow,
+                })
+                web_flow += sum(len(page["objects"]) for page in pages)
         else:  # exchanges
-            raised = False
             t = w.get("start_s", 0.0)
             stop = min(w.get("stop_s", scenario["duration_s"]), scenario["duration_s"])
             rate = w["arrival_rate_per_s"]
@@ -226,15 +273,8 @@ def plan(source: ScenarioSource, seed: int = 1, overrides: tuple[str, ...] = ())
                                             {"dist": "constant", "value": 1}), rng)))
                 exchanges = []
                 for _ in range(n):
-                    request = _size(w.get("request_bytes"), rng, 300)
-                    if request < REQUEST_HEADER_BYTES and not raised:
-                        raised = True
-                        notes.append(f"workloads[{i}].request_bytes: requests below "
-                                     f"{REQUEST_HEADER_BYTES} bytes are sent as "
-                                     f"{REQUEST_HEADER_BYTES} (they carry the response size "
-                                     "and server delay)")
                     exchanges.append([
-                        max(REQUEST_HEADER_BYTES, request),
+                        _request(i, _size(w.get("request_bytes"), rng, 300), notes),
                         _size(w["response_bytes"], rng, 0),
                         draw(w.get("server_delay_ms", {"dist": "constant", "value": 0}), rng),
                         draw(w.get("think_time_s", {"dist": "constant", "value": 0}), rng),
@@ -245,6 +285,7 @@ def plan(source: ScenarioSource, seed: int = 1, overrides: tuple[str, ...] = ())
                     "rtt_ms": rtt_of(i, w, (c, s)), "exchanges": exchanges,
                 })
                 flow_id += 1
+    _check_ports(connections, sessions)
     bottleneck = topo["bottleneck"]
     one_way_ms = bottleneck["delay_ms"] + 2 * topo.get("access_delay_ms", 0.0)
     testbed = {
@@ -272,8 +313,66 @@ def plan(source: ScenarioSource, seed: int = 1, overrides: tuple[str, ...] = ())
                      "per browser); requests and responses are HTTP/1.1 messages whose sizes "
                      "include their headers (a request smaller than its headers, about 150 "
                      "bytes, is sent whole)")
+    kinds = {w["kind"] for w in scenario["workloads"]}
+    if kinds & {"web_sessions", "packmime_http"}:
+        notes.append("web_sessions, packmime_http: the simulator's draws (its generator run "
+                     "alone, ecnlab._core.workload_plan); a connection's RTT is its host pair's, "
+                     "set by the first connection on the pair (the simulator draws one per "
+                     "connection)")
     return Plan(scenario=scenario, seed=seed, testbed=testbed, hosts=hosts, pair_rtt_ms=pair_rtt,
-                bulk=bulk, connections=connections, browsers=browsers, tpcw=tpcw, notes=notes)
+                bulk=bulk, connections=connections, browsers=browsers, sessions=sessions,
+                tpcw=tpcw, notes=notes)
+
+
+def workload_plan(scenario: dict[str, Any], index: int, seed: int) -> dict[str, Any]:
+    """Workload ``index``'s offered traffic as the simulator's generator draws it
+    (``_core.workload_plan``: its sessions or connections, times in ns)."""
+    out: dict[str, Any] = json.loads(_core.workload_plan(scenario_json(scenario), index, seed))
+    return out
+
+
+def _request(i: int, request: int, notes: list[str]) -> int:
+    """A request's size on the testbed: at least the 16 bytes that carry the response size
+    and server delay (noted once per workload)."""
+    if request < REQUEST_HEADER_BYTES:
+        note = (f"workloads[{i}].request_bytes: requests below {REQUEST_HEADER_BYTES} bytes are "
+                f"sent as {REQUEST_HEADER_BYTES} (they carry the response size and server delay)")
+        if note not in notes:
+            notes.append(note)
+    return max(REQUEST_HEADER_BYTES, request)
+
+
+def _exchanges(i: int, exchanges: list[dict[str, int]], notes: list[str]) -> list[list[Any]]:
+    """An exported connection's exchanges as the client agent runs them: [request bytes,
+    response bytes, server delay (ms), think time after the response (s)]."""
+    return [[_request(i, e["request_bytes"], notes), e["response_bytes"],
+             e["server_delay_ns"] / 1e6, e["think_ns"] / 1e9] for e in exchanges]
+
+
+def _check_ports(connections: list[dict[str, Any]], sessions: list[dict[str, Any]]) -> None:
+    """Refuses a plan whose connections from one client host to one server host within a
+    TIME_WAIT outnumber the client's ephemeral ports (each client closes first, so each of its
+    connections holds its port for 60 s). A web session's objects count at its arrival (the
+    earliest they can open)."""
+    starts: dict[tuple[int, int], list[tuple[float, int]]] = {}
+    for c in connections:
+        starts.setdefault((c["client"], c["server"]), []).append((c["start_s"], c["workload"]))
+    for sess in sessions:
+        for page in sess["pages"]:
+            starts.setdefault((sess["client"], page["server"]), []).extend(
+                (sess["start_s"], sess["workload"]) for _ in page["objects"])
+    for (c, s), times in sorted(starts.items()):
+        times.sort()
+        lo = 0
+        for hi, (t, w) in enumerate(times):
+            while times[lo][0] <= t - TIME_WAIT_S:
+                lo += 1
+            if hi - lo + 1 > LOCAL_PORTS:
+                raise TestbedUnsupported([(
+                    f"workloads[{w}]: more than {LOCAL_PORTS} connections from c{c} to s{s} "
+                    f"within {TIME_WAIT_S:g} s (at {t:.1f} s); each holds one of the client "
+                    "host's ephemeral ports until its TIME_WAIT ends: add client hosts or lower "
+                    "the rate")])
 
 
 def _check_topology(topo: dict[str, Any], raw: dict[str, Any], problems: list[str],

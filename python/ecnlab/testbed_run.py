@@ -181,8 +181,10 @@ def _run_agents(t: Testbed, p: Plan, work: Path, progress: bool
     for i, c in enumerate(t.clients):
         mine = {"bulk": [f for f in p.bulk if f["client"] == i],
                 "connections": [f for f in p.connections if f["client"] == i],
-                "browsers": [b for b in p.browsers if b["client"] == i]}
-        for f in mine["bulk"] + mine["connections"]:
+                "browsers": [b for b in p.browsers if b["client"] == i],
+                "sessions": [s for s in p.sessions if s["client"] == i]}
+        for f in mine["bulk"] + mine["connections"] + [
+                page for s in mine["sessions"] for page in s["pages"]]:
             f["server_addr"], f["port"] = t.address(f"s{f['server']}"), SERVER_PORT
         for b in mine["browsers"]:
             b["server_addr"], b["port"] = t.address(f"s{b['server']}"), WEB_PORT

@@ -44,6 +44,18 @@ fn check_budget(config_json: &str, memory_budget: f64) -> PyResult<()> {
     ecnlab::sim::estimate(&parse(config_json)?).check(memory_budget).map_err(|e| PyValueError::new_err(e.to_string()))
 }
 
+/// The offered traffic of workload `index` of a scenario (JSON text) in a run of `seed`, as
+/// its own generator draws it with no network (`ecnlab::workload::export`): JSON text with
+/// every `web_sessions` session (pages, objects) or `packmime_http` connection (exchanges).
+/// ValueError names the field for an invalid scenario or another kind of workload.
+#[pyfunction]
+fn workload_plan(py: Python<'_>, config_json: &str, index: usize, seed: u64) -> PyResult<String> {
+    let scenario = parse(config_json)?;
+    py.detach(move || ecnlab::workload::export::workload_plan(&scenario, index, seed))
+        .map(|v| v.to_string())
+        .map_err(|e| PyValueError::new_err(e.to_string()))
+}
+
 /// The event queue alone (`ecnlab::engine::bench::hold_benchmark`): the hold model with
 /// `pending` events of 16 bytes, `events` timed pop-and-push steps, random stream `seed`,
 /// run with the GIL released. Returns (wall seconds of the timed steps, checksum of the order).
@@ -233,6 +245,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(estimate, m)?)?;
     m.add_function(wrap_pyfunction!(check_budget, m)?)?;
     m.add_function(wrap_pyfunction!(hold_benchmark, m)?)?;
+    m.add_function(wrap_pyfunction!(workload_plan, m)?)?;
     m.add_function(wrap_pyfunction!(write_parquet, m)?)?;
     m.add_class::<Simulation>()?;
     Ok(())

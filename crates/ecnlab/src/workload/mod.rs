@@ -11,6 +11,7 @@
 pub mod bulk;
 pub mod driver;
 pub mod exchanges;
+pub mod export;
 pub mod packmime;
 pub mod source;
 pub mod tpcw;

@@ -454,6 +454,22 @@ impl PackMime {
     }
 }
 
+impl PackMime {
+    /// Every connection a run of `end` offers, with its arrival time: the driver's own
+    /// `arrive`, called at the times the simulator calls it (the first arrival, then each next
+    /// one up to `stop_s`, all before `end`), so the draws are the simulator's.
+    pub fn plan(mut self: Box<Self>, p: &PackMimeParams, end: SimTime, clients: u32, servers: u32) -> Vec<(SimTime, ConnSpec)> {
+        let mut out = Vec::new();
+        let mut next = Some(self.next_at).filter(|&t| t < end);
+        while let Some(at) = next {
+            let (spec, after) = self.arrive(p, clients, servers);
+            out.push((at, spec));
+            next = after.filter(|&t| t < end);
+        }
+        out
+    }
+}
+
 /// Connections arrive open loop, as in [`ExchangeArrivals`](super::ExchangeArrivals).
 impl WorkloadDriver for PackMime {
     type Params = PackMimeParams;

@@ -405,6 +405,63 @@ impl WebSessions {
     }
 }
 
+/// One page of a session as [`WebSessions::start_page`] draws it: its site, the gap before
+/// the next page, and its objects with their request times from the page's start.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PagePlan {
+    pub server: u32,
+    /// The `inter_page_s` drawn with the page (from its completion or its start).
+    pub gap: SimTime,
+    /// (request time after the page's start, the object's connection), in request order.
+    pub objects: Vec<(SimTime, ConnSpec)>,
+}
+
+/// One session of a web-sessions workload: when it arrives, its client and its pages.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SessionPlan {
+    pub arrival: SimTime,
+    pub client: u32,
+    pub pages: Vec<PagePlan>,
+}
+
+impl WebSessions {
+    /// Every session a run of `end` offers, with the network left out: the driver's own
+    /// `arrive`, `start_page`, `next_object` and `object_done`, called in the order the
+    /// simulator calls them (sessions arrive open loop, up to `stop_s` and before `end`), so
+    /// the draws are the simulator's. Page start times, which follow the network with
+    /// `inter_page_from = "completion"`, are left to whoever replays the plan (the testbed).
+    pub fn plan(mut self, p: &WebSessionsParams, end: SimTime, clients: u32, servers: u32) -> Vec<SessionPlan> {
+        let mut out = Vec::new();
+        let mut next = Some(self.next_at).filter(|&t| t < end);
+        while let Some(at) = next {
+            let (slot, mut step, after) = self.arrive(p, at, clients, servers);
+            next = after.filter(|&t| t < end);
+            let mut session = SessionPlan { arrival: at, client: self.sessions[slot as usize].client, pages: Vec::new() };
+            let mut start = at;
+            loop {
+                let s = &self.sessions[slot as usize];
+                let mut page = PagePlan { server: s.server, gap: s.gap, objects: Vec::new() };
+                while let SessionStep::ObjectAt(t) = step {
+                    let (spec, then) = self.next_object(p, slot);
+                    page.objects.push((t - start, spec));
+                    step = then;
+                }
+                for _ in 0..page.objects.len() {
+                    self.object_done(p, slot, start);
+                }
+                session.pages.push(page);
+                if self.sessions[slot as usize].pages_left == 0 {
+                    break;
+                }
+                start += 1;
+                step = self.start_page(p, slot, start, servers);
+            }
+            out.push(session);
+        }
+        out
+    }
+}
+
 /// The kinds of a web-sessions workload's wake-ups: a session arrives; session (slot `a`,
 /// generation `b`) opens its next object; it starts its next page.
 const ARRIVAL: u8 = 0;
