@@ -518,6 +518,24 @@ mod tests {
     }
 
     #[test]
+    fn the_plan_is_the_drivers_arrivals() {
+        let mut p = PackMimeParams::with_rate(15.0);
+        p.http_1_1 = true;
+        p.stop_s = Some(50.0);
+        let plan = Box::new(PackMime::new(0, &p, 3, 60.0)).plan(&p, from_secs(60.0), 3, 2);
+        let mut w = PackMime::new(0, &p, 3, 60.0);
+        let mut at = Some(w.next_at);
+        let mut driven = Vec::new();
+        while let Some(t) = at {
+            let (spec, next) = w.arrive(&p, 3, 2);
+            driven.push((t, spec));
+            at = next;
+        }
+        assert!(plan.len() > 500 && plan.last().unwrap().0 <= from_secs(50.0));
+        assert_eq!(plan, driven);
+    }
+
+    #[test]
     fn arrivals_have_the_configured_rate() {
         let p = PackMimeParams::with_rate(15.0);
         let mut w = PackMime::new(0, &p, 1, 1e9);

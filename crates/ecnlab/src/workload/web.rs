@@ -602,6 +602,37 @@ mod tests {
     }
 
     #[test]
+    fn the_plan_is_the_drivers_schedule() {
+        // With `start` every request time is the network's; the plan, replayed by the same
+        // rule, opens the same objects at the same times as the driver run on any network.
+        let mut p = WebSessionsParams::with_rate(2.0);
+        p.inter_page_from = PageGapFrom::Start;
+        let until = from_secs(300.0);
+        let mut planned: Vec<(SimTime, u32, u32, u64, u64)> = Vec::new();
+        for s in WebSessions::new(0, &p, 4, 1e9).plan(&p, until, 10, 7) {
+            let mut start = s.arrival;
+            for page in &s.pages {
+                for (at, spec) in &page.objects {
+                    let FlowPlan::Exchanges(ex) = &spec.plan else { unreachable!() };
+                    assert_eq!((spec.client, spec.server), (s.client, page.server));
+                    planned.push((start + at, s.client, page.server, ex[0].request_bytes, ex[0].response_bytes));
+                }
+                start = (start + page.gap).max(start + page.objects.last().unwrap().0);
+            }
+        }
+        planned.retain(|o| o.0 <= until);
+        planned.sort_by_key(|o| o.0);
+        let driven = schedule(&p, 4, until, from_millis(700.0));
+        assert!(driven.len() > 1000);
+        let key = |v: &[(SimTime, u32, u32, u64, u64)]| {
+            let mut k = v.to_vec();
+            k.sort_unstable();
+            k
+        };
+        assert_eq!(key(&planned), key(&driven));
+    }
+
+    #[test]
     fn completion_mode_keeps_the_objects_and_shifts_only_times() {
         let p = WebSessionsParams::with_rate(2.0);
         let mut fast = schedule(&p, 4, from_secs(2000.0), from_millis(20.0));
