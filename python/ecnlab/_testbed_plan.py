@@ -78,7 +78,8 @@ _FIXED_WHY = {
     "beta": "Linux's decrease factors are the modules' own",
     "cubic_c": "a global parameter of Linux's tcp_cubic module",
     "pacing": "the kernel has no fq qdisc and Reno and CUBIC do not pace on their own",
-    "ecn_feedback": "AccECN on the testbed is not built yet (the kernel's tcp_ecn = 3)",
+    "ecn_feedback": "Linux negotiates AccECN with net.ipv4.tcp_ecn = 3, which Linux 6.18 "
+    "refuses (Invalid argument; only its option sysctl is there)",
 }
 
 
