@@ -132,14 +132,21 @@ def measures(run_dir: Path) -> dict[str, Any]:
 
 
 def run(out: Path, mode: str = "quick", *, progress: bool | None = None,
-        say: Callable[[str], None] = print) -> pd.DataFrame:
+        say: Callable[[str], None] = print, database: str = "sqlite") -> pd.DataFrame:
     """Runs the four runs into ``out`` (each run folder reused when present), writes the table,
-    the report and the figures; returns the table. Needs root."""
+    the report and the figures; returns the table. ``database``: the bookstore's engine
+    (``ecnlab testbed run --database``). Needs root."""
     from ..testbed import TestbedError
-    from ..testbed_run import run_testbed
+    from ..testbed_run import DATABASES, run_testbed
 
+    if database not in DATABASES:
+        raise ValueError(f"--database {database}: must be one of {', '.join(DATABASES)}")
     if os.geteuid() != 0:
         raise TestbedError("the testbed needs root (network namespaces)")
+    if database == "mariadb":
+        from .._testbed_mariadb import check_installed
+
+        check_installed()
     timing = TIMING[mode]
     out.mkdir(parents=True, exist_ok=True)
     for line in ["Linux's stack differs from the seed's (not emulated):", *linux_differences()]:
@@ -148,17 +155,19 @@ def run(out: Path, mode: str = "quick", *, progress: bool | None = None,
     def one(label: str, browsers: int) -> dict[str, Any]:
         run_dir = out / LABELS[label]
         load_file = out / f"{LABELS[label]}.load-average.json"  # beside: the run is sealed
-        if not (run_dir / "manifest.json").exists():
-            say(f"{label}: {browsers} browsers, {timing['warmup_s'] + timing['window_s']:g} s")
+        if database_of(run_dir) != database:  # none yet, or a run on the other engine
+            say(f"{label}: {browsers} browsers, {timing['warmup_s'] + timing['window_s']:g} s, "
+                f"database {database}")
             run_testbed(scenario(label, browsers, timing), run_dir, progress=progress,
-                        force=True)
+                        force=True, database=database)
             # The machine's load average over the run's last 5 minutes (2 cores).
             load_file.write_text(json.dumps(os.getloadavg()[1]))
         m = measures(run_dir)
         m["load_average"] = json.loads(load_file.read_text()) if load_file.exists() else math.nan
         say(f"{label}: delivered {m['delivered_mbps']:.2f} Mb/s down, mean response "
             f"{m['mean_s']:.3f} s, throughput {m['nt']:.1f}%, web tier busy "
-            f"{100 * m.get('web_busy_fraction_max', math.nan):.1f}%, load average "
+            f"{100 * m.get('web_busy_fraction_max', math.nan):.1f}%, database time per page "
+            f"{m.get('web_db_ms_mean', math.nan):.2f} ms, load average "
             f"{m['load_average']:.1f}")
         return m
 
@@ -186,8 +195,17 @@ def run(out: Path, mode: str = "quick", *, progress: bool | None = None,
         out / "fig11-testbed-real-cdf.png", dpi=120)
     ccdf_figure(curves, km[TESTBED_REFERENCE], HORIZON_S["testbed"]).savefig(
         out / "fig12-testbed-real-ccdf.png", dpi=120)
-    (out / "testbed-real.md").write_text(report(table, calibration, mode, browsers))
+    (out / "testbed-real.md").write_text(report(table, calibration, mode, browsers, database))
     return table
+
+
+def database_of(run_dir: Path) -> str | None:
+    """The database engine of a stored testbed run (None: no run there)."""
+    try:
+        manifest = json.loads((run_dir / "manifest.json").read_text())
+    except (OSError, ValueError):
+        return None
+    return (manifest.get("mode_options") or {}).get("database", "sqlite")
 
 
 def _km(run_dir: Path) -> pd.DataFrame:
@@ -228,13 +246,18 @@ def table_of(rows: dict[str, dict[str, Any]]) -> pd.DataFrame:
     return pd.DataFrame(out)
 
 
-def report(table: pd.DataFrame, calibration: str, mode: str, browsers: int) -> str:
+def report(table: pd.DataFrame, calibration: str, mode: str, browsers: int,
+           database: str = "sqlite") -> str:
     t = TIMING[mode]
+    where = ("one private MariaDB server in its own host on the servers' side"
+             if database == "mariadb" else "SQLite, one copy per server host")
+    option = "" if database == "sqlite" else f" --database {database}"
     lines = [
         "# Seed 000's testbed on real Linux stacks",
         "",
-        (f"`ecnlab reproduce ecn-plus --testbed --{mode}`: one seed, {browsers} browsers, "
-         f"{t['warmup_s']:g} s warm-up and {t['window_s']:g} s window per run."),
+        (f"`ecnlab reproduce ecn-plus --testbed --{mode}{option}`: one seed, {browsers} "
+         f"browsers, {t['warmup_s']:g} s warm-up and {t['window_s']:g} s window per run; the "
+         f"bookstore's database: {where}."),
         "",
         f"Calibration: {calibration}.",
         "",
