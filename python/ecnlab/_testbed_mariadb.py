@@ -76,10 +76,10 @@ class MariaDB:
         """Where the web tiers reach it (``_testbed_web.Database.open``)."""
         return f"mariadb://{DATABASE_ADDRESS}:{PORT}/{NAME}"
 
-    @property
-    def local_url(self) -> str:
-        """Its Unix socket, for the testbed's own process (any namespace)."""
-        return f"mariadb:///{NAME}?socket={self.socket}"
+    def local_url(self, name: str = NAME) -> str:
+        """Database ``name`` on its Unix socket, for the testbed's own process (any
+        namespace)."""
+        return f"mariadb:///{name}?socket={self.socket}"
 
     def start(self) -> None:
         """Creates the datadir and starts the server; returns once it accepts connections."""
@@ -124,16 +124,21 @@ class MariaDB:
                                        f"{_START_S:g} s (log: {log})") from None
                 time.sleep(0.1)
         with conn.cursor() as cur:
-            cur.execute(f"CREATE DATABASE {NAME}")
             cur.execute("SELECT version()")
             self.version = cur.fetchone()[0]
         conn.close()
 
-    def populate(self, seed: int | str) -> dict[str, int]:
-        """The bookstore of ``seed`` (the SQLite bookstore's rows); returns the row counts."""
+    def populate(self, seed: int | str, name: str = NAME) -> dict[str, int]:
+        """The bookstore of ``seed`` (the SQLite bookstore's rows) as database ``name``;
+        returns the row counts."""
         from ._testbed_web import Database, populate_database
 
-        db = Database.open(self.local_url)
+        admin = Database.open(self.local_url(""))
+        try:
+            admin.execute(f"CREATE DATABASE {name}")
+        finally:
+            admin.close()
+        db = Database.open(self.local_url(name))
         try:
             return populate_database(db, seed)
         finally:
