@@ -352,17 +352,22 @@ rtt_ms = { dist = "uniform", low = 10, high = 40 }
 """
 
 
-@pytest.mark.skipif(not ROOT or shutil.which("ip") is None,
-                    reason="the testbed needs root (network namespaces, AF_PACKET) and iproute2's ip")
-def test_browsers_on_the_testbed_write_exchanges_with_the_page_mix_and_leave_nothing(tmp_path):
-    from ecnlab.store import read_run
+NEEDS_ROOT = pytest.mark.skipif(
+    not ROOT or shutil.which("ip") is None,
+    reason="the testbed needs root (network namespaces, AF_PACKET) and iproute2's ip")
 
+
+def _run_small(tmp_path: Path, *options: str) -> tuple[Path, dict[int, str]]:
+    """``ecnlab testbed run`` of SMALL as a child process; returns the run folder and every
+    process seen in its namespaces once the browsers were up (pid: command line), after
+    checking that it exited 0 and left none of them, nor its namespaces."""
     scenario = tmp_path / "small.toml"
     scenario.write_text(SMALL)
     out = tmp_path / "run"
-    proc = ecnlab_process("testbed", "run", str(scenario), "--out", str(out), "--quiet")
+    proc = ecnlab_process("testbed", "run", str(scenario), "--out", str(out), "--quiet",
+                          *options)
     # Every process in the run's namespaces once the browsers are up (the client agents, the
-    # web tiers, the exchange servers, the router).
+    # web tiers, the exchange servers, the router, the database server).
     pids: set[int] = set()
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline and proc.poll() is None:
@@ -373,12 +378,20 @@ def test_browsers_on_the_testbed_write_exchanges_with_the_page_mix_and_leave_not
         time.sleep(0.1)
     time.sleep(1.0)
     pids |= _pids(_ours(proc.pid))
-    web_tiers = sum("_testbed_agent.py web" in _cmdline(p) for p in pids)
+    seen = {p: _cmdline(p) for p in pids}
     _, stderr = proc.communicate(timeout=180)
     assert proc.returncode == 0, stderr
-    assert web_tiers == 2
+    assert sum("_testbed_agent.py web" in c for c in seen.values()) == 2
     assert _ours(proc.pid) == []
     assert {p for p in pids if _alive(p)} == set()
+    return out, seen
+
+
+@NEEDS_ROOT
+def test_browsers_on_the_testbed_write_exchanges_with_the_page_mix_and_leave_nothing(tmp_path):
+    from ecnlab.store import read_run
+
+    out, _ = _run_small(tmp_path)
     r = read_run(out)
     ex = r.tables["exchanges"].to_pandas()
     flows = r.tables["flows"].to_pandas()
@@ -407,3 +420,104 @@ def test_browsers_on_the_testbed_write_exchanges_with_the_page_mix_and_leave_not
     assert by_page["new_products"] + by_page["best_sellers"] > 0.1 * pages
     assert m["summary"]["web_busy_fraction_max"] < 0.2
     assert m["summary"]["web_db_ms_mean"] < 20
+    assert m["testbed"]["database"]["engine"] == "sqlite" and "mode_options" not in m
+
+
+# --- --database ----------------------------------------------------------------------------
+
+
+def test_the_database_option_is_checked_before_anything_is_built(tmp_path, monkeypatch):
+    from conftest import assert_one_line_error
+
+    scenario = tmp_path / "small.toml"
+    scenario.write_text(SMALL)
+    out = tmp_path / "run"
+    # An unknown engine, and MariaDB for a scenario without a database: bad input (exit 2).
+    assert_one_line_error(invoke("testbed", "run", str(scenario), "--out", str(out),
+                                 "--database", "oracle"), "--database oracle", "sqlite, mariadb")
+    red = ROOT_DIR / "examples" / "testbed-red.toml"
+    assert_one_line_error(invoke("testbed", "run", str(red), "--out", str(out),
+                                 "--database", "mariadb"), "no tpcw_browsers workload")
+    # Not root: refused as the rest of the testbed is.
+    monkeypatch.setattr(os, "geteuid", lambda: 1000)
+    result = invoke("testbed", "run", str(scenario), "--out", str(out), "--database", "mariadb")
+    assert result.exit_code == 1 and "needs root" in result.stderr
+    # MariaDB missing (as root): the package and the command to install it, no traceback.
+    from ecnlab import _testbed_mariadb
+
+    monkeypatch.setattr(os, "geteuid", lambda: 0)
+    monkeypatch.setattr(_testbed_mariadb, "_which", lambda name: None)
+    result = invoke("testbed", "run", str(scenario), "--out", str(out), "--database", "mariadb")
+    assert result.exit_code == 1, result.output
+    assert "mariadb-server" in result.stderr and "apt-get install -y mariadb-server" in result.stderr
+    assert "Traceback" not in result.output
+    assert not out.exists()
+    result = invoke("reproduce", "ecn-plus", "--testbed", "--database", "mariadb", "--out",
+                    str(tmp_path / "x"))
+    assert result.exit_code == 1 and "apt-get install -y mariadb-server" in result.stderr
+    assert not (tmp_path / "x").exists()
+
+
+def test_reproduce_takes_the_database_with_the_testbed_only(tmp_path, monkeypatch):
+    result = invoke("reproduce", "ecn-plus", "--database", "mariadb")
+    assert result.exit_code == 2 and "only with --testbed" in result.output
+    result = invoke("reproduce", "ecn-plus", "--testbed", "--database", "db2")
+    assert result.exit_code == 2 and "--database db2" in result.output
+    monkeypatch.setattr(os, "geteuid", lambda: 1000)
+    result = invoke("reproduce", "ecn-plus", "--testbed", "--database", "mariadb", "--out",
+                    str(tmp_path / "x"))
+    assert result.exit_code == 1 and "needs root" in result.stderr
+
+
+def test_the_database_is_part_of_a_testbed_runs_id(small_result, tmp_path):
+    from ecnlab._result import run_id
+    from ecnlab.store import run_problems, write_run
+
+    s, seed = small_result.scenario, small_result.seed
+    maria = run_id(s, seed, "testbed", {"database": "mariadb"})
+    assert maria != run_id(s, seed, "testbed") == run_id(s, seed, "testbed", None)
+    out = write_run(small_result, tmp_path / "r", mode="testbed",
+                    mode_options={"database": "mariadb"})
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["run_id"] == maria and manifest["mode_options"] == {"database": "mariadb"}
+    assert run_problems(out) == []
+    assert ept.database_of(out) == "mariadb" and ept.database_of(tmp_path / "none") is None
+
+
+@NEEDS_ROOT
+def test_browsers_on_a_mariadb_bookstore_and_nothing_left(tmp_path, monkeypatch,
+                                                          mariadb_installed):
+    # The same short run with --database mariadb: one MariaDB server in the testbed's own
+    # host db (its datadir in the run's temporary folder, under this test's TMPDIR), the web
+    # tiers' pages answered from it with sane query times, and at the end no mariadbd of the
+    # run and no namespace left.
+    from ecnlab._testbed_mariadb import pids as mariadbd_pids
+    from ecnlab._testbed_web import TABLES
+    from ecnlab.store import read_run
+
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    monkeypatch.setenv("TMPDIR", str(tmp))  # the child's temporary folder: its datadir
+    started = time.monotonic()
+    out, seen = _run_small(tmp_path, "--database", "mariadb")
+    wall = time.monotonic() - started
+    assert any("mariadbd" in c and str(tmp) in c for c in seen.values()), "no mariadbd seen"
+    assert mariadbd_pids(str(tmp)) == []
+    assert list(tmp.iterdir()) == []  # the datadir went with the run's temporary folder
+    r = read_run(out)
+    m = json.loads((out / "manifest.json").read_text())
+    assert m["mode_options"] == {"database": "mariadb"}
+    db = m["testbed"]["database"]
+    assert db["engine"] == "mariadb" and db["address"] == "10.77.2.254"
+    assert db["version"].startswith("10.") or db["version"].startswith("11.")
+    assert set(db["rows"]) == set(TABLES) and db["rows"]["item"] == web.ITEMS
+    ex = r.tables["exchanges"].to_pandas()
+    assert len(ex) > 200 and ex["completed"].mean() > 0.9
+    tiers = m["testbed"]["web_tier"]
+    assert {t["database"] for t in tiers.values()} == {"mariadb"}
+    pages = sum(sum(t["pages"].values()) for t in tiers.values())
+    assert pages >= (ex["response_bytes"] == 8000).sum() > 30
+    # The database is not the bottleneck: a page's queries take milliseconds.
+    s = m["summary"]
+    assert 0 < s["web_db_ms_mean"] < 20 and s["web_busy_fraction_max"] < 0.3
+    assert wall < 120

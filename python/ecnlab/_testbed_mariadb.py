@@ -14,9 +14,10 @@ temporary folder). docs/testbed.md, "The TPC-W workload".
 from __future__ import annotations
 
 import importlib.util
+import json
 import shutil
 import subprocess
-import time
+import sys
 from pathlib import Path
 
 from .testbed import DATABASE_ADDRESS, Testbed, TestbedError
@@ -29,6 +30,7 @@ HOST = "db"
 PORT = 3306
 NAME = "tpcw"
 INSTALL = "apt-get install -y mariadb-server"
+AGENT = Path(__file__).with_name("_testbed_agent.py")
 _START_S = 60.0  # the most the server may take to accept connections
 # The server's settings, for the install and the run alike. A private, throwaway server:
 # no grant tables (only the testbed's namespaces reach it), no binary log, the redo log
@@ -67,7 +69,8 @@ class MariaDB:
         self.server, self.install = check_installed()
         self.t = t
         self.dir = work / "mariadb"
-        self.socket = self.dir / "mysqld.sock"
+        self.socket = self.dir / "data" / "mysqld.sock"
+        self.log = self.dir / "error.log"
         self.proc: subprocess.Popen | None = None
         self.version = ""
 
@@ -77,72 +80,59 @@ class MariaDB:
         return f"mariadb://{DATABASE_ADDRESS}:{PORT}/{NAME}"
 
     def local_url(self, name: str = NAME) -> str:
-        """Database ``name`` on its Unix socket, for the testbed's own process (any
-        namespace)."""
+        """Database ``name`` on its Unix socket (without a testbed: tests)."""
         return f"mariadb:///{name}?socket={self.socket}"
 
     def start(self) -> None:
-        """Creates the datadir and starts the server; returns once it accepts connections."""
+        """Creates the datadir and starts the server (:meth:`populate` waits for it)."""
         data = self.dir / "data"
         data.mkdir(parents=True)
         install = [self.install, "--no-defaults", f"--datadir={data}", "--user=root",
                    "--auth-root-authentication-method=normal", "--skip-test-db", *_SETTINGS]
-        if self.t is not None:
-            self.t.run(HOST, install, timeout=_START_S)
-        else:
-            done = subprocess.run(install, capture_output=True, text=True, timeout=_START_S)
-            if done.returncode != 0:
-                raise TestbedError(f"mariadb-install-db: exit {done.returncode}: "
-                                   f"{done.stderr.strip()[-500:]}")
-        log = self.dir / "error.log"
+        self._run(install, "mariadb-install-db")
         net = ([f"--bind-address={DATABASE_ADDRESS}", f"--port={PORT}"] if self.t is not None
                else ["--skip-networking"])
+        # The socket's path relative to the datadir (the server's working folder): a temporary
+        # folder's absolute path may pass the 107 bytes a Unix socket's path may have.
         argv = [self.server, "--no-defaults", f"--datadir={data}", "--user=root",
-                f"--socket={self.socket}", f"--pid-file={self.dir / 'mariadbd.pid'}",
-                f"--log-error={log}", f"--tmpdir={self.dir}", *net, "--skip-grant-tables",
+                f"--socket={self.socket.name}", f"--pid-file={self.dir / 'mariadbd.pid'}",
+                f"--log-error={self.log}", f"--tmpdir={self.dir}", *net, "--skip-grant-tables",
                 "--skip-log-bin", "--innodb-flush-log-at-trx-commit=2",
                 "--performance-schema=OFF", "--max-connections=1000", *_SETTINGS]
         quiet = {"stdin": subprocess.DEVNULL, "stdout": subprocess.DEVNULL,
                  "stderr": subprocess.DEVNULL}
         self.proc = (self.t.popen(HOST, argv, **quiet) if self.t is not None
                      else subprocess.Popen(argv, **quiet))
-        import pymysql
-
-        deadline = time.monotonic() + _START_S
-        while True:
-            if self.proc.poll() is not None:
-                tail = log.read_text(errors="replace").strip().splitlines()[-5:] \
-                    if log.exists() else []
-                raise TestbedError(f"mariadbd exited with {self.proc.returncode}: "
-                                   + " / ".join(tail))
-            try:
-                conn = pymysql.connect(unix_socket=str(self.socket), user="root")
-                break
-            except pymysql.err.OperationalError:
-                if time.monotonic() > deadline:
-                    raise TestbedError(f"mariadbd did not accept connections within "
-                                       f"{_START_S:g} s (log: {log})") from None
-                time.sleep(0.1)
-        with conn.cursor() as cur:
-            cur.execute("SELECT version()")
-            self.version = cur.fetchone()[0]
-        conn.close()
 
     def populate(self, seed: int | str, name: str = NAME) -> dict[str, int]:
-        """The bookstore of ``seed`` (the SQLite bookstore's rows) as database ``name``;
-        returns the row counts."""
-        from ._testbed_web import Database, populate_database
+        """The bookstore of ``seed`` (the SQLite bookstore's rows) as database ``name``, once
+        the server accepts connections; returns the row counts. Run in the database's host
+        (over TCP, as the web tiers reach it) by the agent's ``populate``."""
+        url = self.url.replace(f"/{NAME}", f"/{name}") if self.t is not None \
+            else self.local_url(name)
+        out = self._run([sys.executable, str(AGENT), "populate", url, str(seed)], "populate")
+        got = json.loads(out.strip().splitlines()[-1])
+        self.version = got["version"]
+        return got["rows"]
 
-        admin = Database.open(self.local_url(""))
+    def _run(self, argv: list[str], what: str) -> str:
+        """Runs ``argv`` in the database's host (or here, without a testbed); its stdout.
+        A failure names the server's last log lines."""
         try:
-            admin.execute(f"CREATE DATABASE {name}")
-        finally:
-            admin.close()
-        db = Database.open(self.local_url(name))
-        try:
-            return populate_database(db, seed)
-        finally:
-            db.close()
+            if self.t is not None:
+                done = self.t.run(HOST, argv, timeout=_START_S + 30, check=False)
+            else:
+                done = subprocess.run(argv, capture_output=True, text=True,
+                                      timeout=_START_S + 30, check=False)
+        except subprocess.TimeoutExpired:
+            done = subprocess.CompletedProcess(argv, "timeout", "", "")
+        if done.returncode != 0:
+            log = self.log.read_text(errors="replace").strip().splitlines()[-4:] \
+                if self.log.exists() else []
+            err = done.stderr.strip().splitlines()[-1:] if done.stderr else []
+            raise TestbedError(f"MariaDB {what}: exit {done.returncode}: "
+                               + " / ".join(err + log))
+        return done.stdout
 
     def stop(self, timeout: float = 20.0) -> None:
         """A clean shutdown (SIGTERM); the testbed's teardown kills it otherwise."""

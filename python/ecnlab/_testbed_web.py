@@ -312,6 +312,36 @@ def populate_database(db: Database, seed: int | str) -> dict[str, int]:
     return {t: db.query(f"SELECT count(*) FROM {t}")[0][0] for t in TABLES}
 
 
+def populate_server(url: str, seed: int | str, timeout_s: float = 60.0) -> dict[str, Any]:
+    """Waits until the MariaDB server of ``url`` (``mariadb://...``) accepts connections,
+    creates the database ``url`` names and fills it from ``seed``; returns the server's version
+    and the row counts. (Run by the agent in the database's host: ``populate URL SEED``.)"""
+    import pymysql
+
+    base, _, opts = url.partition("?")
+    server, _, name = base.rpartition("/")
+    admin_url = f"{server}/" + (f"?{opts}" if opts else "")
+    deadline = time.monotonic() + timeout_s
+    while True:
+        try:
+            admin = Database.open(admin_url)
+            break
+        except pymysql.err.OperationalError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.1)
+    try:
+        version = admin.query("SELECT version()")[0][0]
+        admin.execute(f"CREATE DATABASE {name}")
+    finally:
+        admin.close()
+    db = Database.open(url)
+    try:
+        return {"version": version, "rows": populate_database(db, seed)}
+    finally:
+        db.close()
+
+
 def populate(path: str, seed: int | str) -> dict[str, int]:
     """Creates the bookstore database at ``path`` (SQLite) from ``seed``; returns the row
     counts."""

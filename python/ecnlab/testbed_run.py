@@ -197,7 +197,7 @@ def _database(t: Testbed, p: Plan, work: Path, database: str
         server = MariaDB(t, work)
         started = time.perf_counter()
         server.start()
-        counts = server.populate(p.seed)
+        counts = server.populate(p.seed)  # once it is up
         info = {"engine": "mariadb", "version": server.version, "host": HOST,
                 "namespace": t.ns(HOST), "address": t.address(HOST), "url": server.url,
                 "rows": counts, "start_s": round(time.perf_counter() - started, 3)}
