@@ -457,6 +457,7 @@ class WebStats:
         self.server_ms: list[float] = []
         self.db_ms: list[float] = []
         self.pages: dict[str, int] = {}
+        self.page_db_ms: dict[str, float] = {}  # summed database time by page type
         self.images = 0
         self.database = "sqlite"
 
@@ -472,6 +473,7 @@ class WebStats:
             "server_ms_p99": q(self.server_ms, 0.99), "server_ms_max": max(self.server_ms or [0]),
             "db_ms_mean": sum(self.db_ms) / len(self.db_ms) if self.db_ms else None,
             "db_ms_p99": q(self.db_ms, 0.99), "db_ms_max": max(self.db_ms or [0]),
+            "db_ms_mean_by_page": {p: t / self.pages[p] for p, t in self.page_db_ms.items()},
             # The share of the run the web tier spent handling requests (one thread).
             "busy_fraction": sum(self.server_ms) / 1e3 / wall_s if wall_s > 0 else None,
             "db_busy_fraction": sum(self.db_ms) / 1e3 / wall_s if wall_s > 0 else None,
@@ -610,6 +612,7 @@ async def serve_web(port: int, db_url: str, out: Any, stats_path: str,
                     rows, db_ms = await db.rows(page, query)
                     stats.db_ms.append(db_ms)
                     stats.pages[page] = stats.pages.get(page, 0) + 1
+                    stats.page_db_ms[page] = stats.page_db_ms.get(page, 0.0) + db_ms
                     data = response("200 OK", render(page, rows, total or 8000), "text/html",
                                     total)
                 else:
