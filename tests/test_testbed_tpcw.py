@@ -16,6 +16,7 @@ import os
 import random
 import re
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -449,7 +450,8 @@ def test_the_database_option_is_checked_before_anything_is_built(tmp_path, monke
     monkeypatch.setattr(_testbed_mariadb, "_which", lambda name: None)
     result = invoke("testbed", "run", str(scenario), "--out", str(out), "--database", "mariadb")
     assert result.exit_code == 1, result.output
-    assert "mariadb-server" in result.stderr and "apt-get install -y mariadb-server" in result.stderr
+    assert "mariadb-server package" in result.stderr
+    assert "apt-get install -y mariadb-server" in result.stderr
     assert "Traceback" not in result.output
     assert not out.exists()
     result = invoke("reproduce", "ecn-plus", "--testbed", "--database", "mariadb", "--out",
@@ -521,3 +523,39 @@ def test_browsers_on_a_mariadb_bookstore_and_nothing_left(tmp_path, monkeypatch,
     s = m["summary"]
     assert 0 < s["web_db_ms_mean"] < 20 and s["web_busy_fraction_max"] < 0.3
     assert wall < 120
+
+
+@NEEDS_ROOT
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
+def test_a_mariadb_run_stopped_by_a_signal_leaves_no_mariadbd(sig, tmp_path, monkeypatch,
+                                                               mariadb_installed):
+    # SIGTERM as soon as the run's mariadbd is up (while the store is filled or the agents
+    # start), Ctrl-C once the browsers run: the testbed's teardown stops the server, and
+    # its datadir goes with the temporary folder.
+    from ecnlab._testbed_mariadb import pids as mariadbd_pids
+
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    monkeypatch.setenv("TMPDIR", str(tmp))
+    scenario = tmp_path / "small.toml"
+    scenario.write_text(SMALL)
+    out = tmp_path / "run"
+    proc = ecnlab_process("testbed", "run", str(scenario), "--out", str(out), "--quiet",
+                          "--database", "mariadb")
+    pids: set[int] = set()
+    deadline = time.monotonic() + 60
+    want = "mariadbd" if sig == signal.SIGTERM else "_testbed_agent.py client"
+    while time.monotonic() < deadline and proc.poll() is None:
+        pids |= _pids(_ours(proc.pid))
+        if any(want in _cmdline(p) for p in pids):
+            break
+        time.sleep(0.05)
+    assert mariadbd_pids(str(tmp)), "the run's mariadbd did not start"
+    proc.send_signal(sig)
+    _, stderr = proc.communicate(timeout=60)
+    assert proc.returncode != 0, stderr
+    assert "Traceback" not in stderr
+    assert not out.exists()
+    assert mariadbd_pids(str(tmp)) == []
+    assert _ours(proc.pid) == [] and {p for p in pids if _alive(p)} == set()
+    assert list(tmp.iterdir()) == []
