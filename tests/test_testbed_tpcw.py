@@ -3,9 +3,12 @@ testbed on real stacks (``ecnlab reproduce ecn-plus --testbed``).
 
 Without root: the browsing mix is the simulator's (its Rust table, parsed), the browsers' draws,
 the bookstore database and every page's queries, the web tier and a browser over loopback, the
-plan of seed 000's testbed scenario and the reproduction's mapping and refusals. As root
-(skipped otherwise): a few seconds of browsers through the router write exchanges with a
-plausible page mix, the database answers, and nothing is left.
+plan of seed 000's testbed scenario and the reproduction's mapping and refusals, the
+``--database`` option's refusals and its place in the run id. As root (skipped otherwise): a few
+seconds of browsers through the router write exchanges with a plausible page mix, the database
+answers, and nothing is left; the same on MariaDB (``--database mariadb``; Debian's
+mariadb-server installed with apt-get when missing), whose bookstore holds the SQLite one's rows,
+and whose server a signal leaves behind no more than the run's end does.
 """
 
 from __future__ import annotations

@@ -27,7 +27,7 @@ from typing import Any
 
 from ._result import TABLES, Result
 from ._scenario import ScenarioSource
-from ._testbed_mariadb import DATABASES
+from ._testbed_mariadb import DATABASES, HOST, MariaDB, check_installed
 from ._testbed_plan import FLOW_BASE, Plan, plan
 from .store import check_out_dir, write_run
 from .testbed import Testbed, TestbedError
@@ -91,8 +91,6 @@ def run_testbed(
     if os.geteuid() != 0:
         raise TestbedError("the testbed needs root (network namespaces)")
     if database == "mariadb":
-        from ._testbed_mariadb import check_installed
-
         check_installed()
     check_out_dir(out, force=force)
     if progress is None:
@@ -192,8 +190,6 @@ def _database(t: Testbed, p: Plan, work: Path, database: str
     from ._testbed_web import populate
 
     if database == "mariadb":
-        from ._testbed_mariadb import HOST, MariaDB
-
         server = MariaDB(t, work)
         started = time.perf_counter()
         server.start()

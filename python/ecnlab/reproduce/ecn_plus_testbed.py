@@ -136,16 +136,15 @@ def run(out: Path, mode: str = "quick", *, progress: bool | None = None,
     """Runs the four runs into ``out`` (each run folder reused when present), writes the table,
     the report and the figures; returns the table. ``database``: the bookstore's engine
     (``ecnlab testbed run --database``). Needs root."""
+    from .._testbed_mariadb import DATABASES, check_installed
     from ..testbed import TestbedError
-    from ..testbed_run import DATABASES, run_testbed
+    from ..testbed_run import run_testbed
 
     if database not in DATABASES:
         raise ValueError(f"--database {database}: must be one of {', '.join(DATABASES)}")
     if os.geteuid() != 0:
         raise TestbedError("the testbed needs root (network namespaces)")
     if database == "mariadb":
-        from .._testbed_mariadb import check_installed
-
         check_installed()
     timing = TIMING[mode]
     out.mkdir(parents=True, exist_ok=True)
