@@ -532,9 +532,10 @@ def test_browsers_on_a_mariadb_bookstore_and_nothing_left(tmp_path, monkeypatch,
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
 def test_a_mariadb_run_stopped_by_a_signal_leaves_no_mariadbd(sig, tmp_path, monkeypatch,
                                                                mariadb_installed):
-    # SIGTERM as soon as the run's mariadbd is up (while the store is filled or the agents
-    # start), Ctrl-C once the browsers run: the testbed's teardown stops the server, and
-    # its datadir goes with the temporary folder.
+    # SIGTERM as soon as a mariadbd of the run is up (mariadb-install-db's bootstrap server,
+    # as it happens), Ctrl-C once the browsers run: the testbed's teardown stops the server,
+    # and its datadir and temporary tables go with the run's temporary folder (an
+    # interrupted install left one in $TMPDIR before the install got --tmpdir).
     from ecnlab._testbed_mariadb import pids as mariadbd_pids
 
     tmp = tmp_path / "tmp"

@@ -87,8 +87,11 @@ class MariaDB:
         """Creates the datadir and starts the server (:meth:`populate` waits for it)."""
         data = self.dir / "data"
         data.mkdir(parents=True)
+        # Its temporary tables in the run's folder too (not $TMPDIR): an install cut short
+        # by a signal leaves them there, deleted with the folder.
         install = [self.install, "--no-defaults", f"--datadir={data}", "--user=root",
-                   "--auth-root-authentication-method=normal", "--skip-test-db", *_SETTINGS]
+                   "--auth-root-authentication-method=normal", "--skip-test-db",
+                   f"--tmpdir={self.dir}", *_SETTINGS]
         self._run(install, "mariadb-install-db")
         net = ([f"--bind-address={DATABASE_ADDRESS}", f"--port={PORT}"] if self.t is not None
                else ["--skip-networking"])
