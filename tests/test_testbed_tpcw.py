@@ -27,12 +27,13 @@ import time
 from collections import Counter
 from pathlib import Path
 
+import pandas as pd
 import pytest
 from conftest import ecnlab_process, invoke
 from ecnlab import _testbed_web as web
 from ecnlab._testbed_plan import TestbedUnsupported, plan
 from ecnlab.reproduce import ecn_plus_testbed as ept
-from ecnlab.reproduce.ecn_plus import TESTBED_REFERENCE
+from ecnlab.reproduce.ecn_plus import ECN_MODES, TESTBED_REFERENCE
 from ecnlab.testbed_run import AGENT
 from test_testbed_run import _alive, _cmdline, _ours, _pids
 
@@ -315,22 +316,94 @@ def test_reproduce_testbed_is_for_ecn_plus_only_and_needs_root(tmp_path, monkeyp
     assert not (tmp_path / "x").exists()
 
 
+_MEASURES = {"mean_s": 0.8, "first_mean_s": 1.3, "f3": 95.0, "nt": 96.4, "delivered_mbps": 9.64,
+             "served": 100, "exchanges": 101, "unfinished": 1, "loss_pct": 21.0,
+             "mark_pct": 0.0, "queue_pkts": 11.0, "web_server_ms_mean": 0.14,
+             "web_server_ms_max": 24.0, "web_db_ms_mean": 0.36, "web_db_ms_max": 11.0,
+             "web_busy_fraction_max": 0.008, "load_average": 2.0}
+
+
+def _runs(by_mode: dict[str, list[dict]]) -> pd.DataFrame:
+    """Synthetic runs: per ECN mode, one measures dict per seed (over :data:`_MEASURES`),
+    and the reference (seed 1)."""
+    rows = [{**_MEASURES, "seed": 1, "ecn_mode_label": TESTBED_REFERENCE, "reference": True}]
+    for mode, seeds in by_mode.items():
+        rows += [{**_MEASURES, **m, "seed": s, "ecn_mode_label": mode, "reference": False}
+                 for s, m in enumerate(seeds, start=1)]
+    return pd.DataFrame(rows)
+
+
 def test_the_report_puts_the_testbed_beside_the_paper_and_the_simulation():
-    m = {"mean_s": 0.8, "first_mean_s": 1.3, "f3": 95.0, "nt": 96.4, "delivered_mbps": 9.64,
-         "served": 100, "exchanges": 101, "unfinished": 1, "loss_pct": 21.0, "mark_pct": 0.0,
-         "queue_pkts": 11.0, "web_server_ms_mean": 0.14, "web_server_ms_max": 24.0,
-         "web_db_ms_mean": 0.36, "web_db_ms_max": 11.0, "web_busy_fraction_max": 0.008,
-         "load_average": 2.0}
-    table = ept.table_of({TESTBED_REFERENCE: m, "no ECN": m, "ECN": m, "ECN+": m})
+    runs = _runs({m: [{}, {"mean_s": 1.2, "web_server_ms_max": 30.0}] for m in ECN_MODES})
+    table = ept.table_of(runs)
     assert table["configuration"].tolist() == [TESTBED_REFERENCE, "RED*, no ECN", "RED*, ECN",
                                                "RED*, ECN+"]
+    assert table["seeds"].tolist() == [1, 2, 2, 2]
     assert table["paper mean response (s)"].tolist()[1:] == [26.0, 4.5, 0.5]
     assert table["paper throughput (%)"].tolist()[1:] == [44.0, 56.0, 99.0]
     assert table["simulation throughput (%)"].tolist() == [15.0, 88.5, 99.2, 100.0]
     assert table["busiest web tier busy (%)"].tolist() == [0.8] * 4
-    text = ept.report(table, "calibration text", "quick", 413)
-    assert "| testbed mean response (s, Kaplan-Meier to 120 s) | 0.8 | 0.8 | 0.8 | 0.8 |" in text
+    # The seeds' mean; the largest server time of any seed.
+    assert table["testbed mean response (s, Kaplan-Meier to 120 s)"].tolist() == [0.8, 1.0, 1.0,
+                                                                                  1.0]
+    assert table["server time per request (ms, mean / max)"].tolist()[1] == "0.14 / 30.0"
+    claims = ept.decide_claims(runs)
+    point = {"reached": True}
+    text = ept.report(table, "calibration text", "quick", 413, 2, claims, point)
+    assert "| testbed mean response (s, Kaplan-Meier to 120 s) | 0.8 | 1 | 1 | 1 |" in text
     assert "initial_rto_s (3.0" in text and "120 s window" in text
+    assert "operating point, reached" in text and "means over 2 seed(s)" in text
+    assert all(f"| {c['id']} | {c['verdict']} |" in text for c in claims)
+
+
+# The paper's testbed (section 7): 26 / 4.5 / 0.5 s, 44 / 56 / 99%, 50% more requests served
+# with ECN+, the heaviest tail without ECN.
+_PAPER = {"no ECN": {"mean_s": 26.0, "nt": 44.0, "served": 600, "f3": 60.0},
+          "ECN": {"mean_s": 4.5, "nt": 56.0, "served": 1000, "f3": 80.0},
+          "ECN+": {"mean_s": 0.5, "nt": 99.0, "served": 1500, "f3": 99.0}}
+# What the quick testbed measured (seed 1): no effect of the kind the paper saw.
+_MEASURED = {"no ECN": {"mean_s": 0.82, "nt": 96.4, "served": 30000, "f3": 97.0},
+             "ECN": {"mean_s": 0.32, "nt": 98.8, "served": 30500, "f3": 99.0},
+             "ECN+": {"mean_s": 0.30, "nt": 98.8, "served": 30600, "f3": 99.1}}
+
+
+def _seeds(numbers: dict[str, dict], n: int) -> dict[str, list[dict]]:
+    """``n`` seeds around ``numbers``: each measure times 1 + 1%, 0, -1%..."""
+    wobble = [1.0 + 0.01 * ((k % 3) - 1) for k in range(n)]
+    return {mode: [{k: v * w for k, v in m.items()} for w in wobble]
+            for mode, m in numbers.items()}
+
+
+def test_the_testbed_claims_hold_on_runs_with_the_papers_effect():
+    claims = {c["id"]: c for c in ept.decide_claims(_runs(_seeds(_PAPER, 3)))}
+    assert set(claims) == {c.id for c in ept.TESTBED_CLAIMS}
+    assert len(claims) == 6
+    assert {c["verdict"] for c in claims.values()} == {"holds"}
+    assert all(c["n_seeds"] == 3 and c["confidence"] == 0.95 for c in claims.values())
+
+
+def test_the_testbed_claims_fail_on_runs_without_it_and_need_two_seeds():
+    claims = {c["id"]: c for c in ept.decide_claims(_runs(_seeds(_MEASURED, 3)))}
+    for cid in ("testbed-mean-response", "testbed-ecnplus-mean-response-tenfold",
+                "testbed-throughput", "testbed-throughput-up-40",
+                "testbed-requests-served-50pct-more"):
+        assert claims[cid]["verdict"] == "reversed", cid
+    assert claims["testbed-tails"]["verdict"] == "holds"  # the order of the tails survives
+    one = ept.decide_claims(_runs(_seeds(_PAPER, 1)))
+    assert {c["verdict"] for c in one} == {"unresolved"}
+    # A seed whose run lacks a mode is not paired away: it shows as a missing value.
+    runs = _runs(_seeds(_PAPER, 3))
+    runs = runs[~((runs["seed"] == 3) & (runs["ecn_mode_label"] == "ECN+"))]
+    tenfold = next(c for c in ept.decide_claims(runs)
+                   if c["id"] == "testbed-ecnplus-mean-response-tenfold")
+    assert tenfold["n_seeds"] == 2 and tenfold["tests"][0]["not_finite"] == {"3": "nan"}
+
+
+def test_seeds_is_for_the_testbed():
+    result = invoke("reproduce", "ecn-plus", "--seeds", "2")
+    assert result.exit_code == 2 and "--seeds is for --testbed" in result.output
+    result = invoke("reproduce", "ecn-plus", "--testbed", "--seeds", "0")
+    assert result.exit_code == 2
 
 
 # --- root: a short run -----------------------------------------------------------------------
@@ -563,3 +636,36 @@ def test_a_mariadb_run_stopped_by_a_signal_leaves_no_mariadbd(sig, tmp_path, mon
     assert mariadbd_pids(str(tmp)) == []
     assert _ours(proc.pid) == [] and {p for p in pids if _alive(p)} == set()
     assert list(tmp.iterdir()) == []
+
+
+@pytest.mark.skipif(not ROOT or shutil.which("ip") is None,
+                    reason="the testbed needs root (network namespaces, AF_PACKET) and iproute2's ip")
+def test_the_testbed_reproduction_runs_its_seeds_decides_the_claims_and_reuses_its_runs(
+        tmp_path, monkeypatch):
+    # The seed's scenario (24 hosts, RED* at 10 Mb/s) with 40 browsers for 8 s a run: the
+    # layout, the pairing by seed and the report, not the paper's numbers.
+    monkeypatch.setattr(ept, "TIMING", {"quick": {"warmup_s": 2.0, "window_s": 6.0}})
+    monkeypatch.setattr(ept, "calibrated_browsers", lambda: 40)
+    monkeypatch.setattr(ept, "CALIBRATION_TOLERANCE", 100.0)
+    out = tmp_path / "tb"
+    done = ept.run(out, "quick", seeds=2, progress=False, say=lambda line: None)
+    assert len(done.runs) == 7
+    assert sorted(done.runs["seed"].tolist()) == [1, 1, 1, 1, 2, 2, 2]
+    assert (out / "reference" / "manifest.json").exists()
+    for seed in (1, 2):
+        for label in ("no-ecn", "ecn", "ecn-plus"):
+            m = json.loads((out / f"seed-{seed}" / label / "manifest.json").read_text())
+            assert m["mode"] == "testbed" and m["seed"] == seed
+    assert (done.runs["served"] > 50).all()
+    assert {c["n_seeds"] for c in done.claims} == {2}
+    document = json.loads((out / "claims.json").read_text())
+    assert [c["id"] for c in document["claims"]] == [c.id for c in ept.TESTBED_CLAIMS]
+    assert document["seeds"] == [1, 2] and document["operating_point"]["browsers"] == 40
+    text = (out / "testbed-real.md").read_text()
+    assert "--seeds 2" in text and "## The paper's testbed claims on real stacks" in text
+    assert len(pd.read_csv(out / "testbed-real-runs.csv")) == 7
+    # A second call reuses every run (no testbed is built: it would need minutes).
+    monkeypatch.setattr("ecnlab.testbed_run.run_testbed",
+                        lambda *a, **k: pytest.fail("a stored run was run again"))
+    again = ept.run(out, "quick", seeds=2, progress=False, say=lambda line: None)
+    assert again.claims == done.claims

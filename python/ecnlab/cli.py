@@ -820,7 +820,7 @@ def verify_cmd(results: ResultsArg) -> None:
 
 
 def _reproduce_testbed(study: str, mode: str, out: Optional[Path], quiet: bool,
-                       database: str = "sqlite") -> None:
+                       seeds: Optional[int], database: str = "sqlite") -> None:
     """``reproduce ecn-plus --testbed``: seed 000's testbed part on real stacks."""
     if study != "ecn-plus":
         _fail(f"--testbed: only ecn-plus has a testbed part on real stacks (not {study})")
@@ -829,10 +829,11 @@ def _reproduce_testbed(study: str, mode: str, out: Optional[Path], quiet: bool,
 
     folder = out or Path(f"results/ecn-plus-testbed-{mode}")
     try:
-        table = ecn_plus_testbed.run(folder, mode, progress=False if quiet else None,
-                                     say=lambda line: err_console.print(escape(line),
-                                                                        soft_wrap=True),
-                                     database=database)
+        done = ecn_plus_testbed.run(folder, mode, seeds=seeds,
+                                    progress=False if quiet else None,
+                                    say=lambda line: err_console.print(escape(line),
+                                                                       soft_wrap=True),
+                                    database=database)
     except TestbedError as e:
         _fail(str(e), EXIT_FAILED)
     except (OSError, ValueError) as e:
@@ -840,8 +841,33 @@ def _reproduce_testbed(study: str, mode: str, out: Optional[Path], quiet: bool,
     except KeyboardInterrupt:
         err_console.print("[yellow]interrupted; finished runs are kept and reused[/]")
         raise typer.Exit(EXIT_INTERRUPTED) from None
-    out_console.print(escape(table.set_index("configuration").T.to_string()), soft_wrap=True)
-    out_console.print(escape(f"written to {folder}"))
+    out_console.print(escape(done.table.set_index("configuration").T.to_string()), soft_wrap=True)
+    _print_claims("Seed 000's testbed claims on real stacks", done.claims)
+    n = ecn_plus_testbed.counts(done.claims)
+    reached = "reached" if done.operating_point["reached"] else "NOT reached"
+    err_console.print(escape(
+        f"paper claims: {n['holds']} hold, {n['reversed']} reversed, {n['unresolved']} "
+        f"unresolved ({len(done.runs) - 1} runs of {seeds or ecn_plus_testbed.SEEDS[mode]} "
+        f"seed(s)); operating point {reached}; written to {folder}"), soft_wrap=True)
+
+
+def _print_claims(title: str, claims: list[dict]) -> None:
+    """The claims' verdicts beside the paper's values, one row each."""
+    from . import reproduce as repro
+
+    table = Table(title=escape(title))
+    for col in ("id", "verdict", "paper", "ours [interval] (all in claims.json)", "n"):
+        table.add_column(col, overflow="fold")
+    style = {"holds": "green", "reversed": "bold red", "unresolved": "yellow"}
+    for c in claims:
+        table.add_row(
+            escape(c["id"] + (" (ours)" if c["origin"] == "ours" else "")),
+            f"[{style[c['verdict']]}]{c['verdict']}[/]",
+            escape(repro.format_value(c["paper"], limit=60)),
+            escape(repro.format_estimate(c, limit=80)),
+            "-" if c.get("n_seeds") is None else str(c["n_seeds"]),
+        )
+    out_console.print(table)
 
 
 @app.command()
@@ -885,6 +911,17 @@ def reproduce(
             ),
         ),
     ] = False,
+    seeds: Annotated[
+        Optional[int],
+        typer.Option(
+            "--seeds",
+            min=1,
+            help=(
+                "With --testbed: seeds of the congested runs (default 1 quick, 3 full); a "
+                "claim needs two to be decided."
+            ),
+        ),
+    ] = None,
     database: Annotated[
         Optional[str],
         typer.Option("--database", metavar="[sqlite|mariadb]",
@@ -901,8 +938,11 @@ def reproduce(
     if database is not None and not testbed:
         _fail("--database: only with --testbed (the testbed's bookstore)")
     if testbed:
-        _reproduce_testbed(study, "full" if full else "quick", out, quiet, database or "sqlite")
+        _reproduce_testbed(study, "full" if full else "quick", out, quiet, seeds,
+                           database or "sqlite")
         return
+    if seeds is not None:
+        _fail("--seeds is for --testbed; a simulated study adds seeds itself (--looks)")
     if scheduler and backend != "dask":
         _fail("--scheduler needs --backend dask")
     mode = "full" if full else "quick"
@@ -935,19 +975,7 @@ def reproduce(
             "run the same command again to resume[/]"
         )
         raise typer.Exit(EXIT_INTERRUPTED) from None
-    table = Table(title=escape(f"{chosen.title}: {mode} reproduction"))
-    for col in ("id", "verdict", "paper", "ours [interval] (all in claims.json)", "n"):
-        table.add_column(col, overflow="fold")
-    style = {"holds": "green", "reversed": "bold red", "unresolved": "yellow"}
-    for c in report.claims:
-        table.add_row(
-            escape(c["id"] + (" (ours)" if c["origin"] == "ours" else "")),
-            f"[{style[c['verdict']]}]{c['verdict']}[/]",
-            escape(repro.format_value(c["paper"], limit=60)),
-            escape(repro.format_estimate(c, limit=80)),
-            "-" if c.get("n_seeds") is None else str(c["n_seeds"]),
-        )
-    out_console.print(table)
+    _print_claims(f"{chosen.title}: {mode} reproduction", report.claims)
     n = report.counts("paper")
     op = report.operating_point
     reached = (

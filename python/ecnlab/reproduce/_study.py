@@ -62,13 +62,17 @@ MODES = ("quick", "full")
 LOAD_TOLERANCE = 0.03
 """How far (relative) a reference run's delivered load may be from its calibrated target."""
 
-RULE = (
+DECISION_RULE = (
     "Each claim is decided on a per-seed quantity (seeds are independent replications; every "
     "configuration of a seed is offered the same traffic, so comparisons are paired by seed): "
     "it holds when the two-sided Student-t confidence interval of the quantity's mean lies "
     "inside the region the claim names, is reversed when the interval lies wholly outside it, "
     "and is unresolved otherwise. A claim of several tests holds when all hold and is reversed "
-    "when any is. Seeds are added to the parts that feed unresolved claims, up to a cap; each "
+    "when any is."
+)
+"""How one look decides a claim (:mod:`.verdict`)."""
+RULE = DECISION_RULE + (
+    " Seeds are added to the parts that feed unresolved claims, up to a cap; each "
     "interval is computed at the Bonferroni level 1 - 0.05 / looks, so that over all looks a "
     "wrong verdict has a chance of at most 5%."
 )
