@@ -32,10 +32,7 @@ NAME = "tpcw"
 INSTALL = "apt-get install -y mariadb-server"
 AGENT = Path(__file__).with_name("_testbed_agent.py")
 _START_S = 60.0  # the most the server may take to accept connections
-# The server's settings, for the install and the run alike. A private, throwaway server:
-# no grant tables (only the testbed's namespaces reach it), no binary log, the redo log
-# flushed once a second rather than at each commit (the seed's database was not the
-# bottleneck; a commit waiting for a disk shared with the whole testbed would make it one).
+# The server's settings for the install and the run alike (a 10 MB store fits the pool).
 _SETTINGS = ("--skip-name-resolve", "--innodb-buffer-pool-size=128M",
              "--innodb-log-file-size=16M")
 
@@ -97,6 +94,10 @@ class MariaDB:
                else ["--skip-networking"])
         # The socket's path relative to the datadir (the server's working folder): a temporary
         # folder's absolute path may pass the 107 bytes a Unix socket's path may have.
+        # A private, throwaway server: no grant tables (only the testbed's namespaces reach
+        # it), no binary log, the redo log flushed once a second rather than at each commit
+        # (the seed's database was not the bottleneck; a commit waiting for a disk shared
+        # with the whole testbed could make it one).
         argv = [self.server, "--no-defaults", f"--datadir={data}", "--user=root",
                 f"--socket={self.socket.name}", f"--pid-file={self.dir / 'mariadbd.pid'}",
                 f"--log-error={self.log}", f"--tmpdir={self.dir}", *net, "--skip-grant-tables",
