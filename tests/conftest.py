@@ -116,6 +116,48 @@ def ns2() -> str:
     return found
 
 
+# --- MariaDB (the testbed's optional database tier) ----------------------------------------
+
+
+@pytest.fixture(scope="session")
+def mariadb_installed() -> None:
+    """Debian's MariaDB server (``mariadbd``, ``mariadb-install-db``) and PyMySQL, for the
+    tests of ``--database mariadb``: skipped without root (as the testbed is); as root the
+    setup installs the mariadb-server package when it is missing (as for ns-2)."""
+    from ecnlab._testbed_mariadb import INSTALL, check_installed
+    from ecnlab.testbed import TestbedError
+
+    if os.geteuid() != 0:
+        pytest.skip("the MariaDB tier runs as root (the testbed needs root)")
+    try:
+        check_installed()
+        return
+    except TestbedError:
+        pass
+    if shutil.which("apt-get"):
+        env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
+        subprocess.run(["apt-get", "update", "-q"], check=True, env=env, capture_output=True)
+        subprocess.run(["apt-get", "install", "-y", "-q", "mariadb-server"], check=True, env=env,
+                       capture_output=True)
+    try:
+        check_installed()
+    except TestbedError as e:
+        pytest.fail(f"MariaDB is needed ({INSTALL}; PyMySQL: pip install '.[test]'): {e}")
+
+
+@pytest.fixture(scope="session")
+def mariadb_server(mariadb_installed, tmp_path_factory):
+    """A private MariaDB server on a Unix socket (no testbed), stopped after the session."""
+    from ecnlab._testbed_mariadb import MariaDB
+
+    server = MariaDB(None, tmp_path_factory.mktemp("mdb"))
+    try:
+        server.start()
+        yield server
+    finally:
+        server.stop()
+
+
 def ecnlab_process(*args: str) -> subprocess.Popen[str]:
     """``python -m ecnlab ARGS`` as a real child process that a test can interrupt with SIGINT.
 

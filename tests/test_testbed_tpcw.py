@@ -3,9 +3,12 @@ testbed on real stacks (``ecnlab reproduce ecn-plus --testbed``).
 
 Without root: the browsing mix is the simulator's (its Rust table, parsed), the browsers' draws,
 the bookstore database and every page's queries, the web tier and a browser over loopback, the
-plan of seed 000's testbed scenario and the reproduction's mapping and refusals. As root
-(skipped otherwise): a few seconds of browsers through the router write exchanges with a
-plausible page mix, the database answers, and nothing is left.
+plan of seed 000's testbed scenario and the reproduction's mapping and refusals, the
+``--database`` option's refusals and its place in the run id. As root (skipped otherwise): a few
+seconds of browsers through the router write exchanges with a plausible page mix, the database
+answers, and nothing is left; the same on MariaDB (``--database mariadb``; Debian's
+mariadb-server installed with apt-get when missing), whose bookstore holds the SQLite one's rows,
+and whose server a signal leaves behind no more than the run's end does.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ import os
 import random
 import re
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -124,7 +128,7 @@ def test_requests_and_responses_have_the_drawn_sizes():
     assert len(web.render("home", [(1, "x" * 100)] * 200, 8000)) == 8000
 
 
-def test_the_bookstore_is_populated_from_the_seed_and_every_page_answers(tmp_path):
+def test_the_bookstore_is_populated_from_the_seed(tmp_path):
     import sqlite3
 
     counts = web.populate(str(tmp_path / "a.db"), 5)
@@ -134,7 +138,23 @@ def test_the_bookstore_is_populated_from_the_seed_and_every_page_answers(tmp_pat
     web.populate(str(tmp_path / "c.db"), 6)
     dump = {n: "\n".join(sqlite3.connect(tmp_path / f"{n}.db").iterdump()) for n in "abc"}
     assert dump["a"] == dump["b"] != dump["c"]
-    db = sqlite3.connect(tmp_path / "a.db")
+
+
+def _bookstore(engine: str, seed: int, tmp_path: Path, request) -> web.Database:
+    """The bookstore of ``seed`` on SQLite or on the session's private MariaDB server."""
+    if engine == "sqlite":
+        web.populate(str(tmp_path / f"{seed}.db"), seed)
+        return web.Database.open(str(tmp_path / f"{seed}.db"))
+    server = request.getfixturevalue("mariadb_server")
+    name = f"t{os.getpid()}_{seed}_{tmp_path.name}".replace("-", "_")[:60]
+    server.populate(seed, name)
+    return web.Database.open(server.local_url(name))
+
+
+@pytest.mark.parametrize("engine", ["sqlite", "mariadb"])
+def test_every_page_answers_from_the_bookstore(engine, tmp_path, request):
+    # The same queries on both engines (MariaDB: as root, on a private server).
+    db = _bookstore(engine, 5, tmp_path, request)
     q = {"c_id": "17", "sc_id": "5", "i_id": "42", "subject": "ARTS", "term": "Ba"}
     for page in web.INTERACTIONS:
         rows = web._page_rows(db, page, q)
@@ -142,11 +162,45 @@ def test_the_bookstore_is_populated_from_the_seed_and_every_page_answers(tmp_pat
         if page not in ("search_results", "buy_confirm", "best_sellers", "order_display"):
             assert rows, page
     # The cart page put item 42 in cart 5; buying it makes an order and empties the cart.
-    before = db.execute("SELECT count(*) FROM orders").fetchone()[0]
+    before = db.query("SELECT count(*) FROM orders")[0][0]
+    stock = db.query("SELECT i_stock FROM item WHERE i_id = 42")[0][0]
     web._page_rows(db, "shopping_cart", q)
-    assert web._page_rows(db, "buy_confirm", q)
-    assert db.execute("SELECT count(*) FROM orders").fetchone()[0] == before + 1
-    assert db.execute("SELECT count(*) FROM cart_line WHERE scl_sc_id = 5").fetchone()[0] == 0
+    web._page_rows(db, "shopping_cart", q)
+    assert web._page_rows(db, "buy_confirm", q) == [(42, 2, pytest.approx(
+        db.query("SELECT i_cost FROM item WHERE i_id = 42")[0][0]))]
+    assert db.query("SELECT count(*) FROM orders")[0][0] == before + 1
+    assert db.query("SELECT count(*) FROM cart_line WHERE scl_sc_id = 5")[0][0] == 0
+    assert db.query("SELECT i_stock FROM item WHERE i_id = 42")[0][0] == stock - 2
+    assert web._page_rows(db, "order_display", q)[0][4:6] == (42, 2)
+    db.close()
+
+
+def test_mariadb_holds_the_same_rows_as_sqlite_from_the_same_seed(tmp_path, request):
+    # One populate path for both engines: table by table, the same rows (seed 5), and another
+    # seed gives other rows.
+    lite, maria = (_bookstore(e, 5, tmp_path, request) for e in ("sqlite", "mariadb"))
+    other = _bookstore("mariadb", 6, tmp_path, request)
+    for table in web.TABLES:
+        order = "ORDER BY 1, 2"
+        rows = maria.query(f"SELECT * FROM {table} {order}")
+        assert rows == lite.query(f"SELECT * FROM {table} {order}"), table
+        assert rows != other.query(f"SELECT * FROM {table} {order}"), table
+        assert len(rows) > 200
+    for db in (lite, maria, other):
+        db.close()
+
+
+def test_the_dialects_differ_only_where_declared():
+    # Placeholders are rewritten to the driver's paramstyle; the schema differs by the orders'
+    # automatic key; the cart's upsert is the dialect's.
+    maria, lite = web.Database(None, "mariadb"), web.Database(None, "sqlite")
+    q = "SELECT i_id FROM item WHERE i_id IN (?, ?) AND i_subject = ?"
+    assert maria.sql(q) == q.replace("?", "%s") and lite.sql(q) == q
+    schemas = {d: web.SCHEMA.format(**web.DIALECTS[d]) for d in web.DIALECTS}
+    assert schemas["mariadb"].replace(" AUTO_INCREMENT", "") == schemas["sqlite"]
+    assert "o_id INTEGER PRIMARY KEY AUTO_INCREMENT" in schemas["mariadb"]
+    assert "ON DUPLICATE KEY" in web.DIALECTS["mariadb"]["cart_add"]
+    assert "ON CONFLICT" in web.DIALECTS["sqlite"]["cart_add"]
 
 
 def _free_port() -> int:
@@ -155,12 +209,19 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def test_the_web_tier_serves_a_browsers_pages_over_loopback(tmp_path):
+@pytest.mark.parametrize("engine", ["sqlite", "mariadb"])
+def test_the_web_tier_serves_a_browsers_pages_over_loopback(engine, tmp_path, request):
     # The agent's web tier on loopback (no namespaces needed): a browser walks 30 pages on
     # one persistent connection; every response has the drawn size; the tier records its
     # per-request server and database times, and its end of the connection, at SIGTERM.
-    db = tmp_path / "store.db"
-    web.populate(str(db), 1)
+    # MariaDB (as root): the tier's threads query a private server on its Unix socket.
+    db: Path | str = tmp_path / "store.db"
+    if engine == "sqlite":
+        web.populate(str(db), 1)
+    else:
+        server = request.getfixturevalue("mariadb_server")
+        server.populate(1, "loopback")
+        db = server.local_url("loopback")
     port = _free_port()
     log = tmp_path / "web.jsonl"
     proc = subprocess.Popen([sys.executable, str(AGENT), "web", str(port), str(db), str(log)],
@@ -190,7 +251,10 @@ def test_the_web_tier_serves_a_browsers_pages_over_loopback(tmp_path):
     assert len(pages) == 30 and len(got) > 30
     stats = json.loads(Path(f"{log}.stats.json").read_text())
     assert stats["requests"] == len(got) and sum(stats["pages"].values()) == 30
-    assert 0 < stats["db_ms_mean"] < 50 and stats["busy_fraction"] < 0.5
+    # Back-to-back requests over loopback for a few tens of ms: the tier is busy most of that
+    # time (0.4-0.8 measured), but one connection's requests never overlap.
+    assert 0 < stats["db_ms_mean"] < 50 and 0 < stats["busy_fraction"] < 1
+    assert stats["database"] == engine
     rows = [json.loads(line) for line in log.read_text().splitlines()]
     assert [r["flow"] for r in rows] == [9]
 
@@ -365,17 +429,22 @@ rtt_ms = { dist = "uniform", low = 10, high = 40 }
 """
 
 
-@pytest.mark.skipif(not ROOT or shutil.which("ip") is None,
-                    reason="the testbed needs root (network namespaces, AF_PACKET) and iproute2's ip")
-def test_browsers_on_the_testbed_write_exchanges_with_the_page_mix_and_leave_nothing(tmp_path):
-    from ecnlab.store import read_run
+NEEDS_ROOT = pytest.mark.skipif(
+    not ROOT or shutil.which("ip") is None,
+    reason="the testbed needs root (network namespaces, AF_PACKET) and iproute2's ip")
 
+
+def _run_small(tmp_path: Path, *options: str) -> tuple[Path, dict[int, str]]:
+    """``ecnlab testbed run`` of SMALL as a child process; returns the run folder and every
+    process seen in its namespaces once the browsers were up (pid: command line), after
+    checking that it exited 0 and left none of them, nor its namespaces."""
     scenario = tmp_path / "small.toml"
     scenario.write_text(SMALL)
     out = tmp_path / "run"
-    proc = ecnlab_process("testbed", "run", str(scenario), "--out", str(out), "--quiet")
+    proc = ecnlab_process("testbed", "run", str(scenario), "--out", str(out), "--quiet",
+                          *options)
     # Every process in the run's namespaces once the browsers are up (the client agents, the
-    # web tiers, the exchange servers, the router).
+    # web tiers, the exchange servers, the router, the database server).
     pids: set[int] = set()
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline and proc.poll() is None:
@@ -386,12 +455,20 @@ def test_browsers_on_the_testbed_write_exchanges_with_the_page_mix_and_leave_not
         time.sleep(0.1)
     time.sleep(1.0)
     pids |= _pids(_ours(proc.pid))
-    web_tiers = sum("_testbed_agent.py web" in _cmdline(p) for p in pids)
+    seen = {p: _cmdline(p) for p in pids}
     _, stderr = proc.communicate(timeout=180)
     assert proc.returncode == 0, stderr
-    assert web_tiers == 2
+    assert sum("_testbed_agent.py web" in c for c in seen.values()) == 2
     assert _ours(proc.pid) == []
     assert {p for p in pids if _alive(p)} == set()
+    return out, seen
+
+
+@NEEDS_ROOT
+def test_browsers_on_the_testbed_write_exchanges_with_the_page_mix_and_leave_nothing(tmp_path):
+    from ecnlab.store import read_run
+
+    out, _ = _run_small(tmp_path)
     r = read_run(out)
     ex = r.tables["exchanges"].to_pandas()
     flows = r.tables["flows"].to_pandas()
@@ -420,6 +497,145 @@ def test_browsers_on_the_testbed_write_exchanges_with_the_page_mix_and_leave_not
     assert by_page["new_products"] + by_page["best_sellers"] > 0.1 * pages
     assert m["summary"]["web_busy_fraction_max"] < 0.2
     assert m["summary"]["web_db_ms_mean"] < 20
+    assert m["testbed"]["database"]["engine"] == "sqlite" and "mode_options" not in m
+
+
+# --- --database ----------------------------------------------------------------------------
+
+
+def test_the_database_option_is_checked_before_anything_is_built(tmp_path, monkeypatch):
+    from conftest import assert_one_line_error
+
+    scenario = tmp_path / "small.toml"
+    scenario.write_text(SMALL)
+    out = tmp_path / "run"
+    # An unknown engine, and MariaDB for a scenario without a database: bad input (exit 2).
+    assert_one_line_error(invoke("testbed", "run", str(scenario), "--out", str(out),
+                                 "--database", "oracle"), "--database oracle", "sqlite, mariadb")
+    red = ROOT_DIR / "examples" / "testbed-red.toml"
+    assert_one_line_error(invoke("testbed", "run", str(red), "--out", str(out),
+                                 "--database", "mariadb"), "no tpcw_browsers workload")
+    # Not root: refused as the rest of the testbed is.
+    monkeypatch.setattr(os, "geteuid", lambda: 1000)
+    result = invoke("testbed", "run", str(scenario), "--out", str(out), "--database", "mariadb")
+    assert result.exit_code == 1 and "needs root" in result.stderr
+    # MariaDB missing (as root): the package and the command to install it, no traceback.
+    from ecnlab import _testbed_mariadb
+
+    monkeypatch.setattr(os, "geteuid", lambda: 0)
+    monkeypatch.setattr(_testbed_mariadb, "_which", lambda name: None)
+    result = invoke("testbed", "run", str(scenario), "--out", str(out), "--database", "mariadb")
+    assert result.exit_code == 1, result.output
+    assert "mariadb-server package" in result.stderr
+    assert "apt-get install -y mariadb-server" in result.stderr
+    assert "Traceback" not in result.output
+    assert not out.exists()
+    result = invoke("reproduce", "ecn-plus", "--testbed", "--database", "mariadb", "--out",
+                    str(tmp_path / "x"))
+    assert result.exit_code == 1 and "apt-get install -y mariadb-server" in result.stderr
+    assert not (tmp_path / "x").exists()
+
+
+def test_reproduce_takes_the_database_with_the_testbed_only(tmp_path, monkeypatch):
+    result = invoke("reproduce", "ecn-plus", "--database", "mariadb")
+    assert result.exit_code == 2 and "only with --testbed" in result.output
+    result = invoke("reproduce", "ecn-plus", "--testbed", "--database", "db2")
+    assert result.exit_code == 2 and "--database db2" in result.output
+    monkeypatch.setattr(os, "geteuid", lambda: 1000)
+    result = invoke("reproduce", "ecn-plus", "--testbed", "--database", "mariadb", "--out",
+                    str(tmp_path / "x"))
+    assert result.exit_code == 1 and "needs root" in result.stderr
+
+
+def test_the_database_is_part_of_a_testbed_runs_id(small_result, tmp_path):
+    from ecnlab._result import run_id
+    from ecnlab.store import run_problems, write_run
+
+    s, seed = small_result.scenario, small_result.seed
+    maria = run_id(s, seed, "testbed", {"database": "mariadb"})
+    assert maria != run_id(s, seed, "testbed") == run_id(s, seed, "testbed", None)
+    out = write_run(small_result, tmp_path / "r", mode="testbed",
+                    mode_options={"database": "mariadb"})
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["run_id"] == maria and manifest["mode_options"] == {"database": "mariadb"}
+    assert run_problems(out) == []
+    assert ept.database_of(out) == "mariadb" and ept.database_of(tmp_path / "none") is None
+
+
+@NEEDS_ROOT
+def test_browsers_on_a_mariadb_bookstore_and_nothing_left(tmp_path, monkeypatch,
+                                                          mariadb_installed):
+    # The same short run with --database mariadb: one MariaDB server in the testbed's own
+    # host db (its datadir in the run's temporary folder, under this test's TMPDIR), the web
+    # tiers' pages answered from it with sane query times, and at the end no mariadbd of the
+    # run and no namespace left.
+    from ecnlab._testbed_mariadb import pids as mariadbd_pids
+    from ecnlab._testbed_web import TABLES
+    from ecnlab.store import read_run
+
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    monkeypatch.setenv("TMPDIR", str(tmp))  # the child's temporary folder: its datadir
+    started = time.monotonic()
+    out, seen = _run_small(tmp_path, "--database", "mariadb")
+    wall = time.monotonic() - started
+    assert any("mariadbd" in c and str(tmp) in c for c in seen.values()), "no mariadbd seen"
+    assert mariadbd_pids(str(tmp)) == []
+    assert list(tmp.iterdir()) == []  # the datadir went with the run's temporary folder
+    r = read_run(out)
+    m = json.loads((out / "manifest.json").read_text())
+    assert m["mode_options"] == {"database": "mariadb"}
+    db = m["testbed"]["database"]
+    assert db["engine"] == "mariadb" and db["address"] == "10.77.2.254"
+    assert db["version"].startswith("10.") or db["version"].startswith("11.")
+    assert set(db["rows"]) == set(TABLES) and db["rows"]["item"] == web.ITEMS
+    ex = r.tables["exchanges"].to_pandas()
+    assert len(ex) > 200 and ex["completed"].mean() > 0.9
+    tiers = m["testbed"]["web_tier"]
+    assert {t["database"] for t in tiers.values()} == {"mariadb"}
+    pages = sum(sum(t["pages"].values()) for t in tiers.values())
+    assert pages >= (ex["response_bytes"] == 8000).sum() > 30
+    # The database is not the bottleneck: a page's queries take milliseconds.
+    s = m["summary"]
+    assert 0 < s["web_db_ms_mean"] < 20 and s["web_busy_fraction_max"] < 0.3
+    assert wall < 120
+
+
+@NEEDS_ROOT
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
+def test_a_mariadb_run_stopped_by_a_signal_leaves_no_mariadbd(sig, tmp_path, monkeypatch,
+                                                               mariadb_installed):
+    # SIGTERM as soon as a mariadbd of the run is up (mariadb-install-db's bootstrap server,
+    # as it happens), Ctrl-C once the browsers run: the testbed's teardown stops the server,
+    # and its datadir and temporary tables go with the run's temporary folder (an
+    # interrupted install left one in $TMPDIR before the install got --tmpdir).
+    from ecnlab._testbed_mariadb import pids as mariadbd_pids
+
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    monkeypatch.setenv("TMPDIR", str(tmp))
+    scenario = tmp_path / "small.toml"
+    scenario.write_text(SMALL)
+    out = tmp_path / "run"
+    proc = ecnlab_process("testbed", "run", str(scenario), "--out", str(out), "--quiet",
+                          "--database", "mariadb")
+    pids: set[int] = set()
+    deadline = time.monotonic() + 60
+    want = "mariadbd" if sig == signal.SIGTERM else "_testbed_agent.py client"
+    while time.monotonic() < deadline and proc.poll() is None:
+        pids |= _pids(_ours(proc.pid))
+        if any(want in _cmdline(p) for p in pids):
+            break
+        time.sleep(0.05)
+    assert mariadbd_pids(str(tmp)), "the run's mariadbd did not start"
+    proc.send_signal(sig)
+    _, stderr = proc.communicate(timeout=60)
+    assert proc.returncode != 0, stderr
+    assert "Traceback" not in stderr
+    assert not out.exists()
+    assert mariadbd_pids(str(tmp)) == []
+    assert _ours(proc.pid) == [] and {p for p in pids if _alive(p)} == set()
+    assert list(tmp.iterdir()) == []
 
 
 @pytest.mark.skipif(not ROOT or shutil.which("ip") is None,

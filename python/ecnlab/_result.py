@@ -205,17 +205,22 @@ class Result:
         return f"Result(scenario={name!r}, seed={self.seed}, rows: {rows})"
 
 
-def run_id(scenario: Mapping[str, Any], seed: int, mode: str | None = None) -> str:
+def run_id(scenario: Mapping[str, Any], seed: int, mode: str | None = None,
+           mode_options: Mapping[str, Any] | None = None) -> str:
     """Identify a run by its normalized scenario and seed (16 hex digits of SHA-256).
 
     Two runs with the same id produce bit-identical tables, so a sweep can skip runs it has
     already stored. ``mode`` is None for a simulation; another mode (``"testbed"``: the
     scenario on real TCP stacks, docs/testbed.md) is part of the hash, so a testbed run never
-    takes a simulation's id.
+    takes a simulation's id; so are ``mode_options`` when given (a testbed run's non-default
+    choices: ``{"database": "mariadb"}``), so a run on MariaDB never takes the id of the same
+    run on SQLite.
     """
     key: dict[str, Any] = {"scenario": scenario, "seed": seed}
     if mode is not None:
         key["mode"] = mode
+    if mode_options:
+        key["mode_options"] = dict(mode_options)
     canonical = json.dumps(key, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(canonical.encode()).hexdigest()[:16]
 

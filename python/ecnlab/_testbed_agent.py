@@ -4,9 +4,12 @@
                                                until SIGTERM; OUT: one JSON line per connection
     python _testbed_agent.py client PLAN OUT   open the plan's connections at their times, run
                                                until the plan's end; OUT: one JSON document
-    python _testbed_agent.py web PORT DB OUT   the TPC-W web tier on the database DB until
+    python _testbed_agent.py web PORT DB OUT   the TPC-W web tier on the database DB (an
+                                               SQLite file or mariadb://HOST:PORT/NAME) until
                                                SIGTERM (``_testbed_web.py``); OUT as server's,
                                                its per-request statistics in OUT.stats.json
+    python _testbed_agent.py populate URL SEED fill the MariaDB bookstore URL from SEED once
+                                               its server is up; prints its version and rows
 
 The client says "ready", reads the run's time 0 on stdin, runs, writes OUT at the end and says
 "done", and closes its connections and exits at the next line on stdin (the servers record
@@ -399,6 +402,8 @@ def main(argv: list[str]) -> None:
         with open(args[2], "w", buffering=1) as out:
             asyncio.run(web.serve_web(int(args[0]), args[1], out, args[2] + ".stats.json",
                                       tcp_info, clamp))
+    elif cmd == "populate":
+        print(json.dumps(web.populate_server(args[0], args[1])), flush=True)
     else:
         sys.exit(f"unknown command {cmd}")
 

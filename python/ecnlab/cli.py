@@ -820,7 +820,7 @@ def verify_cmd(results: ResultsArg) -> None:
 
 
 def _reproduce_testbed(study: str, mode: str, out: Optional[Path], quiet: bool,
-                       seeds: Optional[int]) -> None:
+                       seeds: Optional[int], database: str = "sqlite") -> None:
     """``reproduce ecn-plus --testbed``: seed 000's testbed part on real stacks."""
     if study != "ecn-plus":
         _fail(f"--testbed: only ecn-plus has a testbed part on real stacks (not {study})")
@@ -832,7 +832,8 @@ def _reproduce_testbed(study: str, mode: str, out: Optional[Path], quiet: bool,
         done = ecn_plus_testbed.run(folder, mode, seeds=seeds,
                                     progress=False if quiet else None,
                                     say=lambda line: err_console.print(escape(line),
-                                                                       soft_wrap=True))
+                                                                       soft_wrap=True),
+                                    database=database)
     except TestbedError as e:
         _fail(str(e), EXIT_FAILED)
     except (OSError, ValueError) as e:
@@ -921,6 +922,12 @@ def reproduce(
             ),
         ),
     ] = None,
+    database: Annotated[
+        Optional[str],
+        typer.Option("--database", metavar="[sqlite|mariadb]",
+                     help="With --testbed: the bookstore's database (default sqlite; mariadb: "
+                     "a MariaDB server, docs/testbed.md)."),
+    ] = None,
 ) -> None:
     """Reproduce a seed study: run its sweeps (resumable), then write claims.json,
     figures/, tables/ and report.html, and print every claim beside the paper's value."""
@@ -928,8 +935,11 @@ def reproduce(
 
     if quick and full:
         _fail("--quick and --full exclude each other")
+    if database is not None and not testbed:
+        _fail("--database: only with --testbed (the testbed's bookstore)")
     if testbed:
-        _reproduce_testbed(study, "full" if full else "quick", out, quiet, seeds)
+        _reproduce_testbed(study, "full" if full else "quick", out, quiet, seeds,
+                           database or "sqlite")
         return
     if seeds is not None:
         _fail("--seeds is for --testbed; a simulated study adds seeds itself (--looks)")

@@ -103,6 +103,7 @@ def write_run(
     *,
     force: bool = False,
     mode: str | None = None,
+    mode_options: Mapping[str, Any] | None = None,
     extra: Mapping[str, Any] | None = None,
 ) -> Path:
     """Write a run to ``out_dir`` atomically.
@@ -110,7 +111,9 @@ def write_run(
     The tables and manifest are written to a temporary sibling folder, which is then renamed
     to ``out_dir``. With ``force``, an existing run is renamed aside, the new one renamed in,
     and the old one deleted. Parent folders are created. ``mode`` marks a run that is not a
-    simulation (``"testbed"``): the manifest's ``mode`` field, part of its run id. ``extra``
+    simulation (``"testbed"``): the manifest's ``mode`` field, part of its run id, as are
+    ``mode_options`` (the manifest's ``mode_options``: a testbed run's choices other than the
+    default, ``{"database": "mariadb"}``, that make it another run of the scenario). ``extra``
     adds fields to the manifest (a testbed run's settings); it cannot replace one.
 
     Returns:
@@ -132,6 +135,8 @@ def write_run(
         with _held(tmp):
             # A simulation's call keeps its two arguments (tests wrap this function).
             options = {} if mode is None and not extra else {"mode": mode, "extra": extra or {}}
+            if mode_options:
+                options["mode_options"] = mode_options
             _write_contents(result, tmp, **options)
             _fsync_dir(tmp)
             state = _existing(out, force=force)  # re-check: the folder may have appeared
@@ -188,6 +193,7 @@ def _write_contents(
     folder: Path,
     *,
     mode: str | None = None,
+    mode_options: Mapping[str, Any] | None = None,
     extra: Mapping[str, Any] | None = None,
 ) -> None:
     tables: dict[str, dict[str, Any]] = {}
@@ -206,7 +212,7 @@ def _write_contents(
         "format_version": FORMAT_VERSION,
         "ecnlab_version": _core.__version__,
         "created": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-        "run_id": run_id(result.scenario, result.seed, mode),
+        "run_id": run_id(result.scenario, result.seed, mode, mode_options),
         "seed": result.seed,
         "sim_s": summary.get("sim_s"),
         "wall_s": summary.get("wall_s"),
@@ -217,6 +223,8 @@ def _write_contents(
     }
     if mode is not None:
         manifest["mode"] = mode
+    if mode_options:
+        manifest["mode_options"] = dict(mode_options)
     clash = set(extra or {}) & set(manifest)
     if clash:
         raise ValueError(f"extra manifest fields {sorted(clash)} would replace the run's own")
@@ -934,7 +942,8 @@ def check_read_only(sql: str) -> None:
 
 def run_id_of(manifest: dict[str, Any]) -> str:
     """The run id of a manifest (recomputed for manifests that lack it)."""
-    return run_id(manifest["scenario"], manifest["seed"], manifest.get("mode"))
+    return run_id(manifest["scenario"], manifest["seed"], manifest.get("mode"),
+                  manifest.get("mode_options"))
 
 
 def _runs_table(

@@ -48,6 +48,8 @@ __all__ = ["Testbed", "TestbedError", "leftover_namespaces", "router_binary"]
 _instances = 0
 _REPO = Path(__file__).resolve().parents[2]
 _ALLOWED = Path("/proc/sys/net/ipv4/tcp_allowed_congestion_control")
+DATABASE_ADDRESS = "10.77.2.254"
+"""The database host's address (``Testbed(database_host=True)``), beyond the 250 servers'."""
 
 
 class TestbedError(RuntimeError):
@@ -121,7 +123,9 @@ class Testbed:
     directory, kept, when not given). ``busy_poll_us`` and ``rt_priority`` are the router's
     ``--busy-poll-us`` and ``--rt-priority`` (docs/testbed.md, timer resolution).
     ``ecn_plus_servers`` (server indices) emulates ECN+: the router makes those servers'
-    ECN-setup SYN-ACKs ECT(0), which Linux does not send.
+    ECN-setup SYN-ACKs ECT(0), which Linux does not send. ``database_host`` adds host ``db``
+    (namespace ``<prefix>db``, :data:`DATABASE_ADDRESS`) on the servers' bridge, for a
+    database tier the servers reach without crossing the router.
     """
 
     __test__ = False  # not a pytest test class
@@ -148,6 +152,7 @@ class Testbed:
         busy_poll_us: int = 0,
         rt_priority: int = 0,
         ecn_plus_servers: Iterable[int] = (),
+        database_host: bool = False,
     ) -> None:
         global _instances
         if clients < 1 or servers < 1 or clients > 250 or servers > 250:
@@ -157,6 +162,9 @@ class Testbed:
         self.prefix = f"ecnlab-{os.getpid()}-" if n == 0 else f"ecnlab-{os.getpid()}.{n}-"
         self.clients = [f"c{i}" for i in range(clients)]
         self.servers = [f"s{j}" for j in range(servers)]
+        # The database tier's own host on the servers' side (``db``, 10.77.2.254): reached
+        # by the servers through their bridge, not through the router.
+        self.server_side = self.servers + (["db"] if database_host else [])
         self.out_dir = Path(out_dir) if out_dir else Path(tempfile.mkdtemp(prefix="ecnlab-testbed-"))
         self.config: dict[str, Any] = {
             "client_interface": "cli",
@@ -199,7 +207,10 @@ class Testbed:
 
     @staticmethod
     def address(host: str) -> str:
-        """The IPv4 address of host ``cI`` (10.77.1.I+1) or ``sJ`` (10.77.2.J+1)."""
+        """The IPv4 address of host ``cI`` (10.77.1.I+1), ``sJ`` (10.77.2.J+1) or ``db``
+        (10.77.2.254)."""
+        if host == "db":
+            return DATABASE_ADDRESS
         side = {"c": 1, "s": 2}[host[0]]
         return f"10.77.{side}.{int(host[1:]) + 1}"
 
@@ -239,7 +250,7 @@ class Testbed:
             raise TestbedError("the testbed needs root (network namespaces)")
         binary = router_binary()
         self.out_dir.mkdir(parents=True, exist_ok=True)
-        hosts = self.clients + self.servers
+        hosts = self.clients + self.server_side
         self._allow_congestion_controls()
         for h in ["r", *hosts]:
             _run(["ip", "netns", "add", self.ns(h)])
@@ -249,7 +260,7 @@ class Testbed:
         r = self.ns("r")
         router_ifs = []
         for bridge, inner, outer, side in (("brc", "cli", "brc-p", self.clients),
-                                           ("brs", "srv", "brs-p", self.servers)):
+                                           ("brs", "srv", "brs-p", self.server_side)):
             _run(["ip", "-n", r, "link", "add", bridge, "type", "bridge"])
             _run(["ip", "-n", r, "link", "add", inner, "type", "veth", "peer", "name", outer])
             _run(["ip", "-n", r, "link", "set", outer, "master", bridge])

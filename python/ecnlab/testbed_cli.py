@@ -19,7 +19,7 @@ from ._cli_common import EXIT_FAILED, command_group, err_console, fail, out_cons
 from .store import RunExistsError
 from .testbed import Testbed, TestbedError, leftover_namespaces
 
-__all__ = ["STATE_DIR", "testbed_app"]
+__all__ = ["STATE_DIR", "DatabaseOpt", "testbed_app"]
 
 testbed_app = command_group(
     "testbed", "Run a scenario on real Linux TCP through ecnlab's router (root; docs/testbed.md)."
@@ -31,6 +31,13 @@ STATE_DIR = Path(os.environ.get("ECNLAB_TESTBED_STATE", "/run/ecnlab-testbed"))
 ScenarioArg = Annotated[Path, typer.Argument(help="Scenario TOML file.", show_default=False)]
 SeedOpt = Annotated[int, typer.Option("--seed", min=0, help="Seed of the draws (RTTs, "
                                       "arrivals, sizes) and of the router's AQM.")]
+DatabaseOpt = Annotated[
+    str,
+    typer.Option("--database", metavar="[sqlite|mariadb]",
+                 help="The TPC-W bookstore's database: sqlite (one file per server host) or "
+                 "mariadb (one private MariaDB server in its own host on the servers' side; "
+                 "Debian's mariadb-server package and PyMySQL: pip install 'ecnlab[mariadb]')."),
+]
 SetsOpt = Annotated[
     Optional[list[str]],
     typer.Option("--set", "-s", metavar="PATH=VALUE", show_default=False,
@@ -46,6 +53,7 @@ def run_cmd(
     sets: SetsOpt = None,
     force: Annotated[bool, typer.Option("--force", help="Replace a run already in --out.")] = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
+    database: DatabaseOpt = "sqlite",
 ) -> None:
     """Run SCENARIO for its duration_s on the testbed and write the simulator's tables and a
     manifest marked "mode": "testbed" to --out. Fields the testbed cannot honour are refused."""
@@ -54,7 +62,8 @@ def run_cmd(
     try:
         with reported(scenario, errors=(ValueError,)):
             written = run_testbed(scenario, out, seed, overrides=tuple(sets or ()), force=force,
-                                  progress=False if quiet else None, on_up=_register)
+                                  progress=False if quiet else None, on_up=_register,
+                                  database=database)
     except RunExistsError as e:
         fail(f"{out} already holds a run; use --force to replace it" if e.replaceable else str(e))
     except (TestbedError, OSError) as e:

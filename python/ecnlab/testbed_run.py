@@ -16,6 +16,7 @@ import math
 import os
 import platform
 import select
+import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -26,11 +27,12 @@ from typing import Any
 
 from ._result import TABLES, Result
 from ._scenario import ScenarioSource
+from ._testbed_mariadb import DATABASES, HOST, MariaDB, check_installed
 from ._testbed_plan import FLOW_BASE, Plan, plan
 from .store import check_out_dir, write_run
 from .testbed import Testbed, TestbedError
 
-__all__ = ["AGENT", "SERVER_PORT", "build_testbed", "run_testbed"]
+__all__ = ["AGENT", "DATABASES", "SERVER_PORT", "build_testbed", "run_testbed"]
 
 AGENT = Path(__file__).with_name("_testbed_agent.py")
 SERVER_PORT = 5000
@@ -40,11 +42,12 @@ _AGENT_STOP_S = 30.0  # the most a server agent may take to record and exit afte
 _LINKS = {"up": "bottleneck_up", "down": "bottleneck_down"}
 
 
-def build_testbed(p: Plan, out_dir: Path) -> Testbed:
-    """The :class:`Testbed` of a plan (not yet up)."""
+def build_testbed(p: Plan, out_dir: Path, database_host: bool = False) -> Testbed:
+    """The :class:`Testbed` of a plan (not yet up); ``database_host``: with host ``db`` for
+    the MariaDB tier."""
     kwargs = dict(p.testbed)
     kwargs["host_sysctls"] = {h: host.sysctls for h, host in p.hosts.items()}
-    return Testbed(out_dir=out_dir, **kwargs)
+    return Testbed(out_dir=out_dir, database_host=database_host, **kwargs)
 
 
 def set_routes(t: Testbed, p: Plan) -> None:
@@ -66,32 +69,40 @@ def run_testbed(
     force: bool = False,
     progress: bool | None = None,
     on_up: Callable[[Testbed], None] | None = None,
+    database: str = "sqlite",
 ) -> Path:
     """Run a scenario on the testbed and store it as a run folder ``out``.
 
     Refusals (:class:`~ecnlab._testbed_plan.TestbedUnsupported`, a ValueError naming each
     field) come before anything is built and need no root. ``on_up`` is called with the
-    testbed once it is up (tests use it). Returns the run folder.
+    testbed once it is up (tests use it). ``database`` is the TPC-W bookstore's engine:
+    ``sqlite`` (one file per server host) or ``mariadb`` (one private MariaDB server in its own
+    host on the servers' side; :mod:`ecnlab._testbed_mariadb`). Returns the run folder.
 
     Raises:
-        ValueError: the scenario is invalid, or fields the testbed cannot honour.
-        TestbedError: no root, or a step of the testbed failed (everything is torn down).
+        ValueError: the scenario is invalid, or fields the testbed cannot honour, or an
+            unknown ``database``.
+        TestbedError: no root, MariaDB missing, or a step of the testbed failed (everything
+            is torn down).
         RunExistsError: ``out`` holds a run and ``force`` is False.
     """
     p = plan(scenario, seed, tuple(overrides))
+    check_database(database, p)
     if os.geteuid() != 0:
         raise TestbedError("the testbed needs root (network namespaces)")
+    if database == "mariadb":
+        check_installed()
     check_out_dir(out, force=force)
     if progress is None:
         progress = sys.stderr.isatty()
     wall = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="ecnlab-testbed-") as work:
         work_dir = Path(work)
-        with build_testbed(p, work_dir) as t:
+        with build_testbed(p, work_dir, database_host=database == "mariadb") as t:
             set_routes(t, p)
             if on_up is not None:
                 on_up(t)
-            t0, clients, servers = _run_agents(t, p, work_dir, progress)
+            t0, clients, servers, db_info = _run_agents(t, p, work_dir, progress, database)
             t.stop_router()
             records = t.records()
         wall_s = time.perf_counter() - wall
@@ -111,7 +122,21 @@ def run_testbed(
     }}
     if web is not None:
         extra["testbed"]["web_tier"] = web
-    return write_run(result, out, force=force, mode="testbed", extra=extra)
+        extra["testbed"]["database"] = db_info
+    # A run on MariaDB is not the run on SQLite: the engine is part of the run's id.
+    options = {"database": database} if database != DATABASES[0] else None
+    return write_run(result, out, force=force, mode="testbed", mode_options=options,
+                     extra=extra)
+
+
+def check_database(database: str, p: Plan) -> None:
+    """``--database``: a known engine, and MariaDB only for a TPC-W workload (the one that
+    has a database)."""
+    if database not in DATABASES:
+        raise ValueError(f"--database {database}: must be one of {', '.join(DATABASES)}")
+    if database != DATABASES[0] and not p.browsers:
+        raise ValueError(f"--database {database}: the scenario has no tpcw_browsers workload, "
+                         "the only one with a database")
 
 
 def web_summary(web: dict[str, dict[str, Any]]) -> dict[str, float]:
@@ -158,22 +183,45 @@ def _expect(host: str, p: subprocess.Popen, word: str, timeout: float) -> None:
                            f"{line.strip()} {err.strip()}".strip())
 
 
-def _run_agents(t: Testbed, p: Plan, work: Path, progress: bool
-                ) -> tuple[float, list[dict], list[dict]]:
-    """Starts the agents, runs for the duration; returns t0 and the agents' records."""
+def _database(t: Testbed, p: Plan, work: Path, database: str
+              ) -> tuple[dict[str, str], dict[str, Any], Any]:
+    """The bookstore of the seed: per server host, where its web tier finds it; what the
+    manifest records; the MariaDB server (None for SQLite)."""
+    from ._testbed_web import populate
+
+    if database == "mariadb":
+        server = MariaDB(t, work)
+        started = time.perf_counter()
+        server.start()
+        counts = server.populate(p.seed)  # once it is up
+        info = {"engine": "mariadb", "version": server.version, "host": HOST,
+                "namespace": t.ns(HOST), "address": t.address(HOST), "url": server.url,
+                "rows": counts, "start_s": round(time.perf_counter() - started, 3)}
+        return {s: server.url for s in t.servers}, info, server
+    # One bookstore per server host, the same rows from the seed.
+    counts = populate(str(work / "bookstore.db"), p.seed)
+    urls = {}
+    for s in t.servers:
+        db = work / f"{s}.bookstore.db"
+        db.write_bytes((work / "bookstore.db").read_bytes())
+        urls[s] = str(db)
+    return urls, {"engine": "sqlite", "version": sqlite3.sqlite_version,
+                  "host": "each server host", "rows": counts}, None
+
+
+def _run_agents(t: Testbed, p: Plan, work: Path, progress: bool, database: str = "sqlite"
+                ) -> tuple[float, list[dict], list[dict], dict[str, Any] | None]:
+    """Starts the agents, runs for the duration; returns t0, the agents' records and the
+    database's description (None without a TPC-W workload)."""
     servers = {}
     for s in t.servers:
         servers[s] = _agent(t, s, ["server", str(SERVER_PORT), str(work / f"{s}.jsonl")])
+    db_info, db_server = None, None
     if p.browsers:
-        # The web tier and its database in every server host (one bookstore each, the same
-        # rows from the seed).
-        from ._testbed_web import populate
-
-        populate(str(work / "bookstore.db"), p.seed)
+        # The web tier in every server host, on the seed's bookstore.
+        urls, db_info, db_server = _database(t, p, work, database)
         for s in t.servers:
-            db = work / f"{s}.bookstore.db"
-            db.write_bytes((work / "bookstore.db").read_bytes())
-            servers[f"{s} web"] = _agent(t, s, ["web", str(WEB_PORT), str(db),
+            servers[f"{s} web"] = _agent(t, s, ["web", str(WEB_PORT), urls[s],
                                                  str(work / f"{s}.web.jsonl")])
     for s, proc in servers.items():
         _expect(s, proc, "ready", _AGENT_START_S)
@@ -213,6 +261,8 @@ def _run_agents(t: Testbed, p: Plan, work: Path, progress: bool
         except subprocess.TimeoutExpired:
             raise TestbedError(f"the server agent in {s} did not exit within "
                                f"{_AGENT_STOP_S:g} s of SIGTERM") from None
+    if db_server is not None:
+        db_server.stop()
     for c, proc in clients.items():
         assert proc.stdin is not None
         proc.stdin.write("exit\n")
@@ -231,7 +281,7 @@ def _run_agents(t: Testbed, p: Plan, work: Path, progress: bool
         server_rows.append({"web_tier": {
             s: json.loads((work / f"{s}.web.jsonl.stats.json").read_text()) for s in t.servers}})
     _renumber(p, client_rows, server_rows)
-    return t0, client_rows, server_rows
+    return t0, client_rows, server_rows, db_info
 
 
 def _renumber(p: Plan, clients: list[dict], servers: list[dict]) -> None:

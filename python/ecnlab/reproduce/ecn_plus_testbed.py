@@ -160,18 +160,25 @@ class Reproduction:
 
 
 def run(out: Path, mode: str = "quick", *, seeds: int | None = None,
-        progress: bool | None = None, say: Callable[[str], None] = print) -> Reproduction:
+        progress: bool | None = None, say: Callable[[str], None] = print,
+        database: str = "sqlite") -> Reproduction:
     """Runs the reference and, per seed, the three congested runs into ``out`` (each run
-    folder reused when present), writes the tables, the claims, the report and the figures.
-    Needs root."""
+    folder reused when present and on the same database engine), writes the tables, the
+    claims, the report and the figures. ``database``: the bookstore's engine (``ecnlab testbed
+    run --database``). Needs root."""
+    from .._testbed_mariadb import DATABASES, check_installed
     from ..testbed import TestbedError
     from ..testbed_run import run_testbed
 
     n_seeds = SEEDS[mode] if seeds is None else seeds
     if n_seeds < 1:
         raise ValueError(f"seeds ({n_seeds}): at least 1")
+    if database not in DATABASES:
+        raise ValueError(f"--database {database}: must be one of {', '.join(DATABASES)}")
     if os.geteuid() != 0:
         raise TestbedError("the testbed needs root (network namespaces)")
+    if database == "mariadb":
+        check_installed()
     timing = TIMING[mode]
     out.mkdir(parents=True, exist_ok=True)
     for line in ["Linux's stack differs from the seed's (not emulated):", *linux_differences()]:
@@ -179,11 +186,11 @@ def run(out: Path, mode: str = "quick", *, seeds: int | None = None,
 
     def one(label: str, browsers: int, seed: int, run_dir: Path) -> dict[str, Any]:
         load_file = run_dir.with_name(run_dir.name + ".load-average.json")  # the run is sealed
-        if not (run_dir / "manifest.json").exists():
+        if database_of(run_dir) != database:  # none yet, or a run on the other engine
             say(f"{label}, seed {seed}: {browsers} browsers, "
-                f"{timing['warmup_s'] + timing['window_s']:g} s")
+                f"{timing['warmup_s'] + timing['window_s']:g} s, database {database}")
             run_testbed(scenario(label, browsers, timing), run_dir, seed, progress=progress,
-                        force=True)
+                        force=True, database=database)
             # The machine's load average over the run's last 5 minutes (2 cores).
             load_file.write_text(json.dumps(os.getloadavg()[1]))
         m = measures(run_dir)
@@ -192,7 +199,8 @@ def run(out: Path, mode: str = "quick", *, seeds: int | None = None,
         m["load_average"] = json.loads(load_file.read_text()) if load_file.exists() else math.nan
         say(f"{label}, seed {seed}: delivered {m['delivered_mbps']:.2f} Mb/s down, mean "
             f"response {m['mean_s']:.3f} s, throughput {m['nt']:.1f}%, web tier busy "
-            f"{100 * m.get('web_busy_fraction_max', math.nan):.1f}%, load average "
+            f"{100 * m.get('web_busy_fraction_max', math.nan):.1f}%, database time per page "
+            f"{m.get('web_db_ms_mean', math.nan):.2f} ms, load average "
             f"{m['load_average']:.1f}")
         return m
 
@@ -230,8 +238,17 @@ def run(out: Path, mode: str = "quick", *, seeds: int | None = None,
     ccdf_figure(curves, km[TESTBED_REFERENCE], HORIZON_S["testbed"]).savefig(
         out / "fig12-testbed-real-ccdf.png", dpi=120)
     (out / "testbed-real.md").write_text(
-        report(table, calibration, mode, browsers, n_seeds, claims, point))
+        report(table, calibration, mode, browsers, n_seeds, claims, point, database))
     return Reproduction(table, runs, claims, point)
+
+
+def database_of(run_dir: Path) -> str | None:
+    """The database engine of a stored testbed run (None: no run there)."""
+    try:
+        manifest = json.loads((run_dir / "manifest.json").read_text())
+    except (OSError, ValueError):
+        return None
+    return (manifest.get("mode_options") or {}).get("database", "sqlite")
 
 
 def decide_claims(runs: pd.DataFrame) -> list[dict[str, Any]]:
@@ -314,17 +331,20 @@ def table_of(runs: pd.DataFrame) -> pd.DataFrame:
 
 
 def report(table: pd.DataFrame, calibration: str, mode: str, browsers: int, n_seeds: int,
-           claims: list[dict[str, Any]], point: dict[str, Any]) -> str:
+           claims: list[dict[str, Any]], point: dict[str, Any], database: str = "sqlite") -> str:
     t = TIMING[mode]
     n = counts(claims)
     reached = "reached" if point["reached"] else "NOT reached"
+    where = ("one private MariaDB server in its own host on the servers' side"
+             if database == "mariadb" else "SQLite, one copy per server host")
+    option = "" if database == "sqlite" else f" --database {database}"
     lines = [
         "# Seed 000's testbed on real Linux stacks",
         "",
-        (f"`ecnlab reproduce ecn-plus --testbed --{mode} --seeds {n_seeds}`: {browsers} "
+        (f"`ecnlab reproduce ecn-plus --testbed --{mode} --seeds {n_seeds}{option}`: {browsers} "
          f"browsers, {t['warmup_s']:g} s warm-up and {t['window_s']:g} s window per run; the "
          f"testbed's numbers are means over {n_seeds} seed(s), per run in "
-         "`testbed-real-runs.csv`."),
+         f"`testbed-real-runs.csv`; the bookstore's database: {where}."),
         "",
         f"Calibration (the operating point, {reached}): {calibration}.",
         "",
