@@ -45,13 +45,13 @@ fn check_budget(config_json: &str, memory_budget: f64) -> PyResult<()> {
 }
 
 /// The offered traffic of workload `index` of a scenario (JSON text) in a run of `seed`, as
-/// its own generator draws it with no network (`ecnlab::workload::export`): JSON text with
+/// its own generator draws it with no network (`ecnlab::scenario::export`): JSON text with
 /// every `web_sessions` session (pages, objects) or `packmime_http` connection (exchanges).
 /// ValueError names the field for an invalid scenario or another kind of workload.
 #[pyfunction]
 fn workload_plan(py: Python<'_>, config_json: &str, index: usize, seed: u64) -> PyResult<String> {
     let scenario = parse(config_json)?;
-    py.detach(move || ecnlab::workload::export::workload_plan(&scenario, index, seed))
+    py.detach(move || ecnlab::scenario::export::workload_plan(&scenario, index, seed))
         .map(|v| v.to_string())
         .map_err(|e| PyValueError::new_err(e.to_string()))
 }

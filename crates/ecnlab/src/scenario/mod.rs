@@ -3,6 +3,7 @@
 //! the rule. The reference for users is docs/scenario.md; `ecnlab schema` prints the JSON
 //! Schema generated from these types.
 
+pub mod export;
 pub mod limits;
 pub mod topology;
 

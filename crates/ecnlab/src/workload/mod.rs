@@ -11,7 +11,6 @@
 pub mod bulk;
 pub mod driver;
 pub mod exchanges;
-pub mod export;
 pub mod packmime;
 pub mod source;
 pub mod tpcw;

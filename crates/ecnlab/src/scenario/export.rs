@@ -4,8 +4,7 @@
 
 use serde_json::{json, Value};
 
-use super::driver::Driver;
-use super::{ConnSpec, FlowPlan};
+use crate::workload::{ConnSpec, Driver, FlowPlan};
 use crate::config::ConfigError;
 use crate::engine::time::from_secs;
 use crate::scenario::Scenario;
