@@ -117,7 +117,7 @@ static __always_inline void dctcp_segment(struct sock *sk, __u32 ce)
 	struct tcp_sock *tp = ecnlab_tp(sk);
 
 	if (ce != ca->ce &&
-	    (((struct inet_connection_sock *)sk)->icsk_ack.pending & ECNLAB_ACK_TIMER))
+	    (((struct inet_connection_sock *)sk)->icsk_ack.pending & ICSK_ACK_TIMER))
 		bpf_tcp_send_ack(tp, ca->prior_rcv_nxt); /* with the old ECE state */
 	if (!ce)
 		tp->ecn_flags &= ~ECNLAB_ECN_DEMAND_CWR;

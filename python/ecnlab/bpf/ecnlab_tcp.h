@@ -10,7 +10,7 @@
 
 #define ECNLAB_CONG_NEEDS_ECN 0x2  /* TCP_CONG_NEEDS_ECN: ECT on data, ECN negotiated */
 #define ECNLAB_ECN_DEMAND_CWR 0x4  /* TCP_ECN_DEMAND_CWR: the receiver sets ECE on its ACKs */
-#define ECNLAB_ACK_TIMER 0x2       /* ICSK_ACK_TIMER: a delayed ACK is pending */
+/* ICSK_ACK_TIMER (a delayed ACK is pending) is an enum, so in vmlinux.h. */
 
 /* Reno's growth and undo, exported by the kernel to BPF congestion controls as kfuncs. */
 extern void tcp_reno_cong_avoid(struct sock *sk, __u32 ack, __u32 acked) __ksym;
