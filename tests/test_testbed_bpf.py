@@ -214,7 +214,8 @@ def _held_elsewhere(name: str) -> bool:
 
 @pytest.fixture(scope="module")
 def step_runs(tmp_path_factory, bpf_toolchain) -> dict[str, dict[str, Any]]:
-    """The step scenario with Reno + ECN, DCTCP and ABE NewReno (seed 1), each a testbed run:
+    """The step scenario with Reno + ECN, DCTCP, ABE NewReno and ABE with beta_ecn 0.5 (seed 1),
+    each a testbed run:
     per run its manifest's summary, the down queue's samples after the warm-up, its hosts'
     congestion control, and whether the BPF program was gone after the run."""
     base = tmp_path_factory.mktemp("bpf-step")
@@ -222,7 +223,8 @@ def step_runs(tmp_path_factory, bpf_toolchain) -> dict[str, dict[str, Any]]:
     scenario.write_text(STEP)
     out: dict[str, dict[str, Any]] = {}
     for label, sets in (("reno", ()), ("dctcp", ("tcp.congestion_control=dctcp",)),
-                        ("abe", ("tcp.abe=true",))):
+                        ("abe", ("tcp.abe=true",)),
+                        ("abe_500", ("tcp.abe=true", "tcp.beta_ecn=0.5"))):
         run = base / label
         args = [a for s in sets for a in ("--set", s)]
         proc = ecnlab_process("testbed", "run", str(scenario), "--out", str(run), "--quiet", *args)
@@ -269,10 +271,13 @@ def test_abe_backs_off_less_than_reno_on_the_same_marks(step_runs):
     higher and its link fuller.
 
     Measured when written (seed 1): ABE mean 15.0 packets, 10th percentile 9, utilization
-    1.000, 11.5% marked; Reno + ECN 9.9, 1, 0.951, 5.8%. The checks fail for an ABE that
-    halves on an echo (Reno's numbers)."""
-    a, r = step_runs["abe"], step_runs["reno"]
-    assert a["cc"] == "ecnlab_abe"
+    1.000, 11.5% marked; Reno + ECN 9.9, 1, 0.951, 5.8%; ABE with beta_ecn 0.5 (Reno's
+    factor, compiled in) 11.1, 2, 0.975, 4.9%. The checks fail for an ABE that halves on an
+    echo (Reno's numbers), or that ignores its beta_ecn (0.5 would then act as 0.8)."""
+    a, r, half = step_runs["abe"], step_runs["reno"], step_runs["abe_500"]
+    assert a["cc"] == "ecnlab_abe" and half["cc"] == "ecnlab_abe_500"
+    assert abs(half["queue"].mean() - r["queue"].mean()) \
+        < abs(a["queue"].mean() - r["queue"].mean()) / 2
     assert a["queue"].mean() > 1.2 * r["queue"].mean(), (a["queue"].mean(), r["queue"].mean())
     assert a["queue"].quantile(0.1) >= r["queue"].quantile(0.1) + 4
     assert a["summary"]["utilization_down"] >= r["summary"]["utilization_down"]

@@ -79,17 +79,7 @@ void BPF_PROG(abe_cwnd_event, struct sock *sk, enum tcp_ca_event ev)
 		tp->snd_ssthresh = ecnlab_max2(tp->snd_cwnd >> 1);
 }
 
-SEC("struct_ops/abe_cong_avoid")
-void BPF_PROG(abe_cong_avoid, struct sock *sk, __u32 ack, __u32 acked)
-{
-	tcp_reno_cong_avoid(sk, ack, acked);
-}
-
-SEC("struct_ops/abe_undo_cwnd")
-__u32 BPF_PROG(abe_undo_cwnd, struct sock *sk)
-{
-	return tcp_reno_undo_cwnd(sk);
-}
+ECNLAB_RENO_GROWTH_AND_UNDO(abe)
 
 SEC(".struct_ops")
 struct tcp_congestion_ops ecnlab_abe = {

@@ -145,17 +145,7 @@ void BPF_PROG(dctcp_cwnd_event, struct sock *sk, enum tcp_ca_event ev)
 	}
 }
 
-SEC("struct_ops/dctcp_cong_avoid")
-void BPF_PROG(dctcp_cong_avoid, struct sock *sk, __u32 ack, __u32 acked)
-{
-	tcp_reno_cong_avoid(sk, ack, acked);
-}
-
-SEC("struct_ops/dctcp_undo_cwnd")
-__u32 BPF_PROG(dctcp_undo_cwnd, struct sock *sk)
-{
-	return tcp_reno_undo_cwnd(sk);
-}
+ECNLAB_RENO_GROWTH_AND_UNDO(dctcp)
 
 SEC(".struct_ops")
 struct tcp_congestion_ops ecnlab_dctcp = {

@@ -32,4 +32,17 @@ static __always_inline __u32 ecnlab_max2(__u32 segments)
 	return segments > 2 ? segments : 2;
 }
 
+/* Reno's growth and undo as the program's PREFIX_cong_avoid and PREFIX_undo_cwnd. */
+#define ECNLAB_RENO_GROWTH_AND_UNDO(prefix)                                        \
+	SEC("struct_ops/" #prefix "_cong_avoid")                                   \
+	void BPF_PROG(prefix##_cong_avoid, struct sock *sk, __u32 ack, __u32 acked) \
+	{                                                                           \
+		tcp_reno_cong_avoid(sk, ack, acked);                                \
+	}                                                                           \
+	SEC("struct_ops/" #prefix "_undo_cwnd")                                    \
+	__u32 BPF_PROG(prefix##_undo_cwnd, struct sock *sk)                         \
+	{                                                                           \
+		return tcp_reno_undo_cwnd(sk);                                      \
+	}
+
 #endif
