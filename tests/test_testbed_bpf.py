@@ -114,6 +114,7 @@ def test_plain_newreno_and_cubic_use_the_kernels_modules():
         assert p.hosts["c0"].sysctls["net.ipv4.tcp_congestion_control"] == module
 
 
+@pytest.mark.skipif(not _testbed_bpf.BTF.is_file(), reason="the kernel has no BTF")
 def test_abe_hosts_without_ecn_run_reno():
     # ecn_fraction 0.5 of 2 clients: one host with ECN (ABE), one without (plain Reno).
     s = _scenario(abe=True)

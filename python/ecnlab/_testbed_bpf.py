@@ -20,7 +20,6 @@ See docs/testbed.md, "BPF congestion controls".
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import hashlib
 import json
 import math
@@ -189,6 +188,8 @@ def state_dir() -> Path:
 
 @contextlib.contextmanager
 def _locked() -> Iterator[Path]:
+    import fcntl  # POSIX only: imported when a testbed runs, not with the planner
+
     state = state_dir()
     state.mkdir(parents=True, exist_ok=True)
     with open(state / ".lock", "w") as lock:
