@@ -22,7 +22,7 @@ from typing import Any
 
 import ecnlab
 import pytest
-from conftest import ecnlab_process
+from conftest import EXAMPLES, ecnlab_process
 from ecnlab import _testbed_bpf
 from ecnlab._testbed_plan import TestbedUnsupported, plan
 
@@ -35,39 +35,13 @@ K_PKTS = 20  # the step marker's threshold
 WARMUP_S = 3.0
 
 # Two long downloads, 10 Mb/s, 20 ms RTT (a BDP of 17 packets), a step marker at 20 packets.
-STEP = """
-name = "testbed-bpf-step"
-duration_s = 12
-warmup_s = {warmup}
+STEP = EXAMPLES / "testbed-dctcp.toml"
 
-[topology]
-clients = 2
-servers = 2
 
-[topology.bottleneck]
-rate_bps = 10e6
-delay_ms = 10
-
-[topology.bottleneck.queue]
-limit_pkts = 200
-
-[topology.bottleneck.queue.aqm]
-kind = "threshold"
-k_pkts = {k}
-
-[tcp]
-profile = "linux"
-congestion_control = "newreno"
-ecn = true
-
-[[workloads]]
-kind = "bulk"
-flows = 2
-start_jitter_s = 0.2
-
-[metrics]
-queue_sample_ms = 10
-""".format(warmup=WARMUP_S, k=K_PKTS)
+def test_the_example_is_the_step_scenario_the_checks_assume():
+    s = ecnlab.load_scenario(STEP)
+    assert s["topology"]["bottleneck"]["queue"]["aqm"] == {"kind": "threshold", "k_pkts": K_PKTS}
+    assert s["warmup_s"] == WARMUP_S and s["tcp"]["congestion_control"] == "dctcp"
 
 
 def _scenario(**tcp: Any) -> dict[str, Any]:
@@ -220,15 +194,13 @@ def step_runs(tmp_path_factory, bpf_toolchain) -> dict[str, dict[str, Any]]:
     per run its manifest's summary, the down queue's samples after the warm-up, its hosts'
     congestion control, and whether the BPF program was gone after the run."""
     base = tmp_path_factory.mktemp("bpf-step")
-    scenario = base / "step.toml"
-    scenario.write_text(STEP)
     out: dict[str, dict[str, Any]] = {}
-    for label, sets in (("reno", ()), ("dctcp", ("tcp.congestion_control=dctcp",)),
-                        ("abe", ("tcp.abe=true",)),
-                        ("abe_500", ("tcp.abe=true", "tcp.beta_ecn=0.5"))):
+    reno = "tcp.congestion_control=newreno"
+    for label, sets in (("reno", (reno,)), ("dctcp", ()), ("abe", (reno, "tcp.abe=true")),
+                        ("abe_500", (reno, "tcp.abe=true", "tcp.beta_ecn=0.5"))):
         run = base / label
         args = [a for s in sets for a in ("--set", s)]
-        proc = ecnlab_process("testbed", "run", str(scenario), "--out", str(run), "--quiet", *args)
+        proc = ecnlab_process("testbed", "run", str(STEP), "--out", str(run), "--quiet", *args)
         _, stderr = proc.communicate(timeout=180)
         assert proc.returncode == 0, stderr
         manifest = json.loads((run / "manifest.json").read_text())
@@ -287,11 +259,8 @@ def test_abe_backs_off_less_than_reno_on_the_same_marks(step_runs):
 
 @needs_root
 def test_ctrl_c_unregisters_the_bpf_congestion_control(tmp_path, bpf_toolchain):
-    scenario = tmp_path / "step.toml"
-    scenario.write_text(STEP)
-    proc = ecnlab_process("testbed", "run", str(scenario), "--out", str(tmp_path / "run"),
-                          "--quiet", "--set", "tcp.congestion_control=dctcp",
-                          "--set", "duration_s=30")
+    proc = ecnlab_process("testbed", "run", str(STEP), "--out", str(tmp_path / "run"),
+                          "--quiet", "--set", "duration_s=30")
     deadline = time.monotonic() + 60
     while "ecnlab_dctcp" not in _testbed_bpf.available() and time.monotonic() < deadline:
         assert proc.poll() is None, proc.communicate()
