@@ -272,3 +272,34 @@ def test_ctrl_c_unregisters_the_bpf_congestion_control(tmp_path, bpf_toolchain):
     assert proc.returncode == 130, stderr
     assert not Path(tmp_path / "run").exists()
     assert "ecnlab_dctcp" not in _testbed_bpf.available() or _held_elsewhere("ecnlab_dctcp")
+
+
+@needs_root
+def test_overlapping_testbeds_each_release_their_own_program(bpf_toolchain):
+    """Testbed A registers X; B, up while A is, registers Y and finds X allowed; A ends and
+    unregisters X; B's teardown restores the allowed list it found, less the gone X (writing
+    X failed before), and unregisters Y."""
+    from ecnlab.testbed import _ALLOWED, Testbed
+
+    x = _testbed_bpf.dctcp_program()
+    y = _testbed_bpf.abe_program(0.7)
+    assert isinstance(x, dict) and isinstance(y, dict)
+    x["name"], y["name"] = (f"ecnlab_o{c}{os.getpid() % 100000}" for c in "xy")
+    before = _ALLOWED.read_text().split()
+    a = Testbed(congestion_control=x["name"], bpf_congestion_controls=[x])
+    b = Testbed(congestion_control=y["name"], bpf_congestion_controls=[y])
+    a.__enter__()
+    try:
+        b.__enter__()
+    except BaseException:
+        a.__exit__(None, None, None)
+        raise
+    try:
+        assert {x["name"], y["name"]} <= _testbed_bpf.available()
+        assert x["name"] in _ALLOWED.read_text().split()
+    finally:
+        a.__exit__(None, None, None)
+        assert x["name"] not in _testbed_bpf.available()
+        b.__exit__(None, None, None)
+    assert not {x["name"], y["name"]} & _testbed_bpf.available()
+    assert _ALLOWED.read_text().split() == before
