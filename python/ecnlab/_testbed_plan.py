@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from . import _core
+from . import _core, _testbed_bpf
 from ._scenario import ScenarioSource, load_scenario, scenario_json
 from ._testbed_web import DEFAULTS as TPCW_DEFAULTS
 from ._testbed_web import draw
@@ -58,6 +58,9 @@ SETTABLE_TCP = (
 )
 # Linux congestion control modules for the scenario's controllers.
 LINUX_CC = {"newreno": "reno", "cubic": "cubic", "dctcp": "dctcp", "prague": "prague"}
+# TCP fields that ecnlab's BPF congestion controls take (compiled in), by controller: they are
+# settable when the host runs the BPF program (docs/testbed.md, "BPF congestion controls").
+BPF_TCP = {"dctcp": ("dctcp_g", "dctcp_alpha_init"), "abe": ("abe", "beta_ecn")}
 # Why a TCP field is fixed on Linux (default: not settable per namespace).
 _FIXED_WHY = {
     "initial_rto_s": "Linux's initial RTO is fixed at 1 s (TCP_TIMEOUT_INIT)",
@@ -101,6 +104,7 @@ class Host:
     route: dict[str, Any]
     ecn: bool
     ecn_plus: bool
+    bpf: dict[str, Any] | None = None  # the BPF congestion control the host runs, if any
 
 
 @dataclass
@@ -304,6 +308,15 @@ def plan(source: ScenarioSource, seed: int = 1, overrides: tuple[str, ...] = ())
     }
     if "up_queue" in bottleneck:
         testbed["up_queue"] = bottleneck["up_queue"]
+    programs = {h.bpf["name"]: h.bpf for h in hosts.values() if h.bpf is not None}
+    if programs:
+        testbed["bpf_congestion_controls"] = list(programs.values())
+    for name, program in programs.items():
+        notes.append(f"congestion control {name}: ecnlab's BPF program "
+                     f"python/ecnlab/bpf/{program['source']} ("
+                     + ", ".join(f"{k} = {v}" for k, v in program["defines"].items())
+                     + "), built for this kernel and registered for the run "
+                     "(docs/testbed.md, BPF congestion controls)")
     notes.append("access links are veths without a rate limit or queue of their own "
                  f"(topology.access_rate_bps {topo.get('access_rate_bps', 1e9):g} is at least "
                  "the bottleneck's rate); access_delay_ms is added to the router's delay")
@@ -418,7 +431,7 @@ def _hosts(raw: dict[str, Any], scenario: dict[str, Any], seed: int,
         tcp = _effective_tcp(scenario, {**raw_tcp, **side_raw})
         where = {k: f"tcp.{side}.{k}" if k in side_raw else f"tcp.{k}" for k in tcp}
         before = len(problems)
-        _check_tcp(tcp, where, raw_tcp, problems)
+        bpf = _check_tcp(tcp, where, raw_tcp, problems)
         if len(problems) > before:
             continue  # refused: no hosts to set up
         n = topo.get(side, 1)
@@ -426,9 +439,15 @@ def _hosts(raw: dict[str, Any], scenario: dict[str, Any], seed: int,
         if fraction is not None:
             with_ecn = set(random.Random(f"{seed}/ecn_fraction/{side}").sample(
                 range(n), round(fraction * n)))
+        if bpf is not None and tcp.get("congestion_control") == "dctcp" \
+                and len(with_ecn) < n:
+            problems.append(f"tcp.{side}.ecn_fraction ({fraction}): ecnlab's BPF DCTCP always "
+                            "negotiates ECN (TCP_CONG_NEEDS_ECN), so every host of the side "
+                            "would use it")
+            continue
         for i in range(n):
             ecn = i in with_ecn
-            hosts[f"{letter}{i}"] = _host(tcp, side, ecn)
+            hosts[f"{letter}{i}"] = _host(tcp, side, ecn, bpf)
     return hosts
 
 
@@ -440,15 +459,22 @@ def _effective_tcp(scenario: dict[str, Any], tcp: dict[str, Any]) -> dict[str, A
 
 
 def _check_tcp(tcp: dict[str, Any], where: dict[str, str], raw_tcp: dict[str, Any],
-               problems: list[str]) -> None:
+               problems: list[str]) -> dict[str, Any] | None:
+    """Refuses what Linux cannot do; returns the BPF congestion control the side needs."""
     cc = tcp.get("congestion_control", "newreno")
     if cc not in LINUX_CC:
         why = ("Linux recovers as NewReno (with SACK); RFC 5681's Reno is not available"
                if cc == "reno" else "no such Linux module")
         problems.append(f"{where['congestion_control']} ({cc}): {why}")
-        return
+        return None
+    before = len(problems)
+    bpf = _bpf_program(tcp, where, problems)
+    # Compiled into the BPF program, or refused by name just now: not compared with Linux's.
+    compiled_in = () if bpf is None and len(problems) == before \
+        else BPF_TCP["abe" if tcp.get("abe") else "dctcp"]
     available = _available_cc()
-    if available is not None and LINUX_CC[cc] not in available:
+    if bpf is None and available is not None and LINUX_CC[cc] not in available \
+            and not (cc == "dctcp" or tcp.get("abe")):
         problems.append(f"{where['congestion_control']} ({cc}): this kernel has no tcp_"
                         f"{LINUX_CC[cc]} (net.ipv4.tcp_available_congestion_control: "
                         f"{' '.join(sorted(available))})")
@@ -468,7 +494,7 @@ def _check_tcp(tcp: dict[str, Any], where: dict[str, str], raw_tcp: dict[str, An
     profile = raw_tcp.get("profile", "rfc6298")
     from_profile = False
     for key in sorted(set(tcp) | set(linux)):
-        if key in SETTABLE_TCP or key == "profile":
+        if key in SETTABLE_TCP or key in compiled_in or key == "profile":
             continue
         mine, theirs = tcp.get(key), linux.get(key)
         if mine != theirs:
@@ -482,6 +508,44 @@ def _check_tcp(tcp: dict[str, Any], where: dict[str, str], raw_tcp: dict[str, An
     if from_profile and profile != "linux":
         problems.append(f"tcp.profile ({profile}): the values above are the profile's; "
                         "profile = \"linux\" gives Linux's own")
+    return bpf
+
+
+def _bpf_program(tcp: dict[str, Any], where: dict[str, str],
+                 problems: list[str]) -> dict[str, Any] | None:
+    """ecnlab's BPF program for DCTCP (when the kernel has no tcp_dctcp) or ABE NewReno (Linux
+    has no ABE); a refusal by name for what it cannot do."""
+    cc = tcp.get("congestion_control", "newreno")
+    program: dict[str, Any] | str | None = None
+    if tcp.get("abe"):
+        if cc != "newreno":
+            problems.append(f"{where['abe']} (true, {where['congestion_control']} {cc}): Linux has "
+                            "no ABE; ecnlab's BPF ABE (ecnlab_abe) is built on NewReno only")
+            return None
+        program = _testbed_bpf.abe_program(tcp.get("beta_ecn", 0.8))
+        field = where.get("beta_ecn", "tcp.beta_ecn")
+        value = tcp.get("beta_ecn")
+    elif cc == "dctcp":
+        available = _available_cc()
+        if available is not None and "dctcp" in available:
+            return None  # the kernel's own module
+        if not tcp.get("ecn"):
+            problems.append(f"{where['congestion_control']} (dctcp) with {where['ecn']} false: "
+                            "ecnlab's BPF DCTCP, like Linux's, always negotiates ECN "
+                            "(TCP_CONG_NEEDS_ECN); set ecn = true")
+            return None
+        program = _testbed_bpf.dctcp_program(tcp.get("dctcp_g", 1 / 16),
+                                             tcp.get("dctcp_alpha_init", 1.0))
+        field = where.get("dctcp_g", "tcp.dctcp_g")
+        value = tcp.get("dctcp_g")
+    if isinstance(program, str):
+        problems.append(f"{field} ({value}): {program}")
+        return None
+    if program is not None and not _testbed_bpf.BTF.is_file():
+        problems.append(f"{where['congestion_control']} ({cc}): ecnlab's BPF program needs the "
+                        f"kernel's BTF ({_testbed_bpf.BTF}), which this kernel lacks")
+        return None
+    return program
 
 
 # The values the core leaves out of a normalized tcp table when they are the default.
@@ -504,10 +568,13 @@ def _available_cc() -> set[str] | None:
         return None
 
 
-def _host(tcp: dict[str, Any], side: str, ecn: bool) -> Host:
+def _host(tcp: dict[str, Any], side: str, ecn: bool, bpf: dict[str, Any] | None) -> Host:
     timestamps = tcp["header_bytes"] == 52
+    if bpf is not None and tcp.get("abe") and not ecn:
+        bpf = None  # an ecn_fraction side's host without ECN: ABE changes nothing, plain Reno
     sysctls: dict[str, Any] = {
-        "net.ipv4.tcp_congestion_control": LINUX_CC[tcp["congestion_control"]],
+        "net.ipv4.tcp_congestion_control":
+            bpf["name"] if bpf is not None else LINUX_CC[tcp["congestion_control"]],
         "net.ipv4.tcp_ecn": 1 if ecn else 0,
         "net.ipv4.tcp_timestamps": int(timestamps),
         "net.ipv4.tcp_slow_start_after_idle": int(bool(tcp.get("restart_after_idle"))),
@@ -524,7 +591,7 @@ def _host(tcp: dict[str, Any], side: str, ecn: bool) -> Host:
         "advmss": tcp["mss_bytes"] + (12 if timestamps else 0),
     }
     return Host(sysctls=sysctls, route=route, ecn=ecn,
-                ecn_plus=ecn and side == "servers" and tcp.get("ecn_plus") == "seed")
+                ecn_plus=ecn and side == "servers" and tcp.get("ecn_plus") == "seed", bpf=bpf)
 
 
 def _check_workloads(scenario: dict[str, Any], problems: list[str]) -> None:

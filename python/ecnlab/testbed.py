@@ -16,7 +16,9 @@ super-packet as one packet. Each host namespace gets its TCP settings from the a
 (``net.ipv4.tcp_congestion_control``, ``net.ipv4.tcp_ecn``, and any other sysctl). The one
 change outside the namespaces: an algorithm a host uses is added to the initial namespace's
 ``net.ipv4.tcp_allowed_congestion_control`` when missing (the kernel requires it), and the
-list restored at teardown.
+list restored at teardown. ``bpf_congestion_controls`` (ecnlab's BPF programs, DCTCP and ABE
+NewReno: :mod:`ecnlab._testbed_bpf`) are built and registered in the kernel before the hosts
+are set up, and released at teardown (unregistered when no other testbed holds them).
 
 Everything is torn down when the ``with`` block ends, normally, on an exception, on Ctrl-C
 or on SIGTERM: the router and every process left in the namespaces are killed and the
@@ -42,6 +44,8 @@ import time
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
+
+from . import _testbed_bpf
 
 __all__ = ["Testbed", "TestbedError", "leftover_namespaces", "router_binary"]
 
@@ -125,7 +129,10 @@ class Testbed:
     ``ecn_plus_servers`` (server indices) emulates ECN+: the router makes those servers'
     ECN-setup SYN-ACKs ECT(0), which Linux does not send. ``database_host`` adds host ``db``
     (namespace ``<prefix>db``, :data:`DATABASE_ADDRESS`) on the servers' bridge, for a
-    database tier the servers reach without crossing the router.
+    database tier the servers reach without crossing the router. ``bpf_congestion_controls``:
+    programs of :mod:`ecnlab._testbed_bpf` (``dctcp_program()``, ``abe_program(0.8)``) to
+    register while the testbed is up, so that a host's ``net.ipv4.tcp_congestion_control``
+    may name them.
     """
 
     __test__ = False  # not a pytest test class
@@ -153,6 +160,7 @@ class Testbed:
         rt_priority: int = 0,
         ecn_plus_servers: Iterable[int] = (),
         database_host: bool = False,
+        bpf_congestion_controls: Iterable[Mapping[str, Any]] = (),
     ) -> None:
         global _instances
         if clients < 1 or servers < 1 or clients > 250 or servers > 250:
@@ -198,6 +206,8 @@ class Testbed:
         self._procs: list[subprocess.Popen] = []
         self._old_sigterm: Any = None
         self._allowed_before: str | None = None
+        self.bpf_congestion_controls = [dict(b) for b in bpf_congestion_controls]
+        self._bpf_held: list[str] = []
 
     # -- names -------------------------------------------------------------------------
 
@@ -251,6 +261,13 @@ class Testbed:
         binary = router_binary()
         self.out_dir.mkdir(parents=True, exist_ok=True)
         hosts = self.clients + self.server_side
+        for program in self.bpf_congestion_controls:
+            try:
+                held = _testbed_bpf.acquire(program, self.prefix)
+            except _testbed_bpf.BpfError as e:
+                raise TestbedError(f"BPF congestion control {program['name']}: {e}") from e
+            if held:
+                self._bpf_held.append(program["name"])
         self._allow_congestion_controls()
         for h in ["r", *hosts]:
             _run(["ip", "netns", "add", self.ns(h)])
@@ -369,10 +386,19 @@ class Testbed:
         self._namespaces.clear()
         if self._allowed_before is not None:
             try:
-                _ALLOWED.write_text(self._allowed_before)
+                # Less what has been unregistered since (another run's BPF congestion control).
+                available = _testbed_bpf.available()
+                _ALLOWED.write_text(" ".join(n for n in self._allowed_before.split()
+                                             if n in available or not available))
                 self._allowed_before = None
             except OSError as e:
                 errors.append(f"restoring {_ALLOWED}: {e}")
+        while self._bpf_held:
+            name = self._bpf_held.pop()
+            try:
+                _testbed_bpf.release(name, self.prefix)
+            except (_testbed_bpf.BpfError, OSError) as e:
+                errors.append(f"BPF congestion control {name}: {e}")
         if errors:
             raise TestbedError("teardown: " + "; ".join(errors))
 

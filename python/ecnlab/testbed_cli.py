@@ -15,6 +15,7 @@ from typing import Annotated, Optional
 
 import typer
 
+from . import _testbed_bpf
 from ._cli_common import EXIT_FAILED, command_group, err_console, fail, out_console, reported
 from .store import RunExistsError
 from .testbed import Testbed, TestbedError, leftover_namespaces
@@ -107,7 +108,8 @@ def up_cmd(scenario: ScenarioArg, seed: SeedOpt = 1, sets: SetsOpt = None) -> No
 def down_cmd(
     all_: Annotated[bool, typer.Option("--all", help="Also delete ecnlab-* namespaces whose "
                                        "holder is gone (after a kill -9), with their "
-                                       "processes.")] = False,
+                                       "processes, and unregister ecnlab's BPF congestion "
+                                       "controls no live testbed holds.")] = False,
 ) -> None:
     """Take down every testbed of `ecnlab testbed up` or `run` on this machine (each holder
     gets SIGTERM and tears its testbed down)."""
@@ -135,6 +137,9 @@ def down_cmd(
                     os.kill(int(pid), signal.SIGKILL)
             subprocess.run(["ip", "netns", "del", ns], check=False)
             out_console.print(f"deleted {ns}")
+        # ecnlab's BPF congestion controls whose holders are all gone (docs/testbed.md).
+        for name in _testbed_bpf.release_orphans():
+            out_console.print(f"unregistered {name}")
     left = leftover_namespaces()
     if left:
         err_console.print(f"still up: {' '.join(left)}" + ("" if all_ else " (try --all)"))
