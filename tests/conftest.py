@@ -96,6 +96,19 @@ def assert_one_line_error(result: Result, *fragments: str) -> None:
         assert fragment in err, f"{fragment!r} not in {err!r}"
 
 
+def apt_install(*packages: str) -> bool:
+    """Installs Debian ``packages`` with apt-get when the tests run as root and apt-get is
+    there (what a test needs from outside the package registries of pip and cargo); returns
+    whether it ran. The caller checks what it needed afterwards and fails naming it."""
+    if not shutil.which("apt-get") or os.geteuid() != 0:
+        return False
+    env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
+    subprocess.run(["apt-get", "update", "-q"], check=True, env=env, capture_output=True)
+    subprocess.run(["apt-get", "install", "-y", "-q", *packages], check=True, env=env,
+                   capture_output=True)
+    return True
+
+
 # --- ns-2.35 (the cross-validation's reference simulator) ---------------------------------
 
 
@@ -104,12 +117,7 @@ def ns2() -> str:
     """The path of ns-2's ``ns``; the test setup installs Debian's ns2 package when it is
     missing and the tests run as root (as the report test does for Chromium)."""
     found = shutil.which("ns")
-    if found is None and shutil.which("apt-get") and os.geteuid() == 0:
-        env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
-        subprocess.run(["apt-get", "update", "-q"], check=True, env=env, capture_output=True)
-        subprocess.run(
-            ["apt-get", "install", "-y", "-q", "ns2"], check=True, env=env, capture_output=True
-        )
+    if found is None and apt_install("ns2"):
         found = shutil.which("ns")
     if found is None:
         pytest.fail("ns-2.35 is needed (Debian: apt-get install -y ns2)")
@@ -134,11 +142,7 @@ def mariadb_installed() -> None:
         return
     except TestbedError:
         pass
-    if shutil.which("apt-get"):
-        env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
-        subprocess.run(["apt-get", "update", "-q"], check=True, env=env, capture_output=True)
-        subprocess.run(["apt-get", "install", "-y", "-q", "mariadb-server"], check=True, env=env,
-                       capture_output=True)
+    apt_install("mariadb-server")
     try:
         check_installed()
     except TestbedError as e:

@@ -17,7 +17,14 @@ from typing import Any
 import ecnlab
 import pyarrow.parquet as pq
 import pytest
-from conftest import EXAMPLES, ROOT, assert_one_line_error, assert_tables_identical, invoke
+from conftest import (
+    EXAMPLES,
+    ROOT,
+    apt_install,
+    assert_one_line_error,
+    assert_tables_identical,
+    invoke,
+)
 from ecnlab import store
 from ecnlab import sweep as sweep_mod
 from ecnlab.store import CorruptRunError, SweepDir
@@ -475,12 +482,7 @@ def _find_chromium() -> str | None:
 def _chromium() -> str:
     """Headless Chromium; the test setup installs Debian's package when it is missing."""
     found = _find_chromium()
-    if found is None and shutil.which("apt-get") and os.geteuid() == 0:
-        env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
-        subprocess.run(["apt-get", "update", "-q"], check=True, env=env, capture_output=True)
-        subprocess.run(
-            ["apt-get", "install", "-y", "-q", "chromium"], check=True, env=env, capture_output=True
-        )
+    if found is None and apt_install("chromium"):
         found = _find_chromium()
     if found is None:
         pytest.fail("headless Chromium is needed (Debian: apt-get install -y chromium)")

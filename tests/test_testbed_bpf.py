@@ -15,14 +15,13 @@ import json
 import os
 import shutil
 import signal
-import subprocess
 import time
 from pathlib import Path
 from typing import Any
 
 import ecnlab
 import pytest
-from conftest import EXAMPLES, ecnlab_process
+from conftest import EXAMPLES, apt_install, ecnlab_process
 from ecnlab import _testbed_bpf
 from ecnlab._testbed_plan import TestbedUnsupported, plan
 
@@ -152,11 +151,8 @@ def test_a_registration_is_shared_and_the_last_holder_unregisters_it(tmp_path, m
 def bpf_toolchain() -> None:
     """clang, bpftool and libbpf's headers; installed from Debian when missing and the tests
     run as root (as the ns2 fixture does)."""
-    if _testbed_bpf.missing_tools() and shutil.which("apt-get") and ROOT:
-        env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
-        subprocess.run(["apt-get", "update", "-q"], check=True, env=env, capture_output=True)
-        subprocess.run(["apt-get", "install", "-y", "-q", "clang", "bpftool", "libbpf-dev"],
-                       check=True, env=env, capture_output=True)
+    if _testbed_bpf.missing_tools():
+        apt_install("clang", "bpftool", "libbpf-dev")
     missing = _testbed_bpf.missing_tools()
     if missing:
         pytest.fail(f"needed: {', '.join(missing)} (Debian: {_testbed_bpf.INSTALL})")
