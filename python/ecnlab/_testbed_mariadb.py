@@ -22,7 +22,7 @@ from pathlib import Path
 
 from .testbed import DATABASE_ADDRESS, Testbed, TestbedError
 
-__all__ = ["DATABASES", "MariaDB", "check_installed"]
+__all__ = ["DATABASES", "MariaDB", "check_engine", "check_installed"]
 
 DATABASES = ("sqlite", "mariadb")
 """The testbed's database engines (``--database``); the first is the default."""
@@ -35,6 +35,12 @@ _START_S = 60.0  # the most the server may take to accept connections
 # The server's settings for the install and the run alike (a 10 MB store fits the pool).
 _SETTINGS = ("--skip-name-resolve", "--innodb-buffer-pool-size=128M",
              "--innodb-log-file-size=16M")
+
+
+def check_engine(database: str) -> None:
+    """``--database``: one of :data:`DATABASES` (ValueError naming the choices)."""
+    if database not in DATABASES:
+        raise ValueError(f"--database {database}: must be one of {', '.join(DATABASES)}")
 
 
 def _which(name: str) -> str | None:

@@ -188,18 +188,14 @@ def plan(source: ScenarioSource, seed: int = 1, overrides: tuple[str, ...] = ())
         pair_owner[pair] = i
         if drawn_ns is not None:
             rtt = drawn_ns / 1e6
-            if rtt < path_rtt_ms - 1e-9:
-                raise TestbedUnsupported([(
-                    f"workloads[{i}].rtt_ms: drew {rtt:g} ms, below the path RTT "
-                    f"{path_rtt_ms:g} ms")])
         elif w.get("rtt_ms") is not None:
             rtt = draw(w["rtt_ms"], rng_rtt)
-            if rtt < path_rtt_ms - 1e-9:
-                raise TestbedUnsupported([(
-                    f"workloads[{i}].rtt_ms: drew {rtt:g} ms, below the path RTT "
-                    f"{path_rtt_ms:g} ms")])
         else:
             rtt = path_rtt_ms
+        if rtt < path_rtt_ms - 1e-9:
+            raise TestbedUnsupported([(
+                f"workloads[{i}].rtt_ms: drew {rtt:g} ms, below the path RTT "
+                f"{path_rtt_ms:g} ms")])
         # The extra delay, half each way, on the scenario's delay grid (as the simulator).
         extra = round((rtt - path_rtt_ms) / 2 / resolution_ms) * resolution_ms
         pair_rtt[pair] = path_rtt_ms + 2 * extra
@@ -472,8 +468,8 @@ def _check_tcp(tcp: dict[str, Any], where: dict[str, str], raw_tcp: dict[str, An
     # Compiled into the BPF program, or refused by name just now: not compared with Linux's.
     compiled_in = () if bpf is None and len(problems) == before \
         else BPF_TCP["abe" if tcp.get("abe") else "dctcp"]
-    available = _available_cc()
-    if bpf is None and available is not None and LINUX_CC[cc] not in available \
+    available = _testbed_bpf.available()  # empty: not readable, not checked
+    if bpf is None and available and LINUX_CC[cc] not in available \
             and not (cc == "dctcp" or tcp.get("abe")):
         problems.append(f"{where['congestion_control']} ({cc}): this kernel has no tcp_"
                         f"{LINUX_CC[cc]} (net.ipv4.tcp_available_congestion_control: "
@@ -526,8 +522,7 @@ def _bpf_program(tcp: dict[str, Any], where: dict[str, str],
         field = where.get("beta_ecn", "tcp.beta_ecn")
         value = tcp.get("beta_ecn")
     elif cc == "dctcp":
-        available = _available_cc()
-        if available is not None and "dctcp" in available:
+        if "dctcp" in _testbed_bpf.available():
             return None  # the kernel's own module
         if not tcp.get("ecn"):
             problems.append(f"{where['congestion_control']} (dctcp) with {where['ecn']} false: "
@@ -558,14 +553,6 @@ def _show(key: str, value: Any) -> str:
     if value is None:
         return json.dumps(_OMITTED[key]) if key in _OMITTED else "unset"
     return json.dumps(value)
-
-
-def _available_cc() -> set[str] | None:
-    try:
-        with open("/proc/sys/net/ipv4/tcp_available_congestion_control") as f:
-            return set(f.read().split())
-    except OSError:
-        return None
 
 
 def _host(tcp: dict[str, Any], side: str, ecn: bool, bpf: dict[str, Any] | None) -> Host:

@@ -27,7 +27,7 @@ from typing import Any
 
 from ._result import TABLES, Result
 from ._scenario import ScenarioSource
-from ._testbed_mariadb import DATABASES, HOST, MariaDB, check_installed
+from ._testbed_mariadb import DATABASES, HOST, MariaDB, check_engine, check_installed
 from ._testbed_plan import FLOW_BASE, Plan, plan
 from .store import check_out_dir, write_run
 from .testbed import Testbed, TestbedError
@@ -132,8 +132,7 @@ def run_testbed(
 def check_database(database: str, p: Plan) -> None:
     """``--database``: a known engine, and MariaDB only for a TPC-W workload (the one that
     has a database)."""
-    if database not in DATABASES:
-        raise ValueError(f"--database {database}: must be one of {', '.join(DATABASES)}")
+    check_engine(database)
     if database != DATABASES[0] and not p.browsers:
         raise ValueError(f"--database {database}: the scenario has no tpcw_browsers workload, "
                          "the only one with a database")

@@ -166,15 +166,14 @@ def run(out: Path, mode: str = "quick", *, seeds: int | None = None,
     folder reused when present and on the same database engine), writes the tables, the
     claims, the report and the figures. ``database``: the bookstore's engine (``ecnlab testbed
     run --database``). Needs root."""
-    from .._testbed_mariadb import DATABASES, check_installed
+    from .._testbed_mariadb import check_engine, check_installed
     from ..testbed import TestbedError
     from ..testbed_run import run_testbed
 
     n_seeds = SEEDS[mode] if seeds is None else seeds
     if n_seeds < 1:
         raise ValueError(f"seeds ({n_seeds}): at least 1")
-    if database not in DATABASES:
-        raise ValueError(f"--database {database}: must be one of {', '.join(DATABASES)}")
+    check_engine(database)
     if os.geteuid() != 0:
         raise TestbedError("the testbed needs root (network namespaces)")
     if database == "mariadb":
