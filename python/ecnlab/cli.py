@@ -825,6 +825,7 @@ def _reproduce_testbed(study: str, mode: str, out: Optional[Path], quiet: bool,
     if study != "ecn-plus":
         _fail(f"--testbed: only ecn-plus has a testbed part on real stacks (not {study})")
     from .reproduce import ecn_plus_testbed
+    from .reproduce.verdict import verdict_counts
     from .testbed import TestbedError
 
     folder = out or Path(f"results/ecn-plus-testbed-{mode}")
@@ -843,11 +844,11 @@ def _reproduce_testbed(study: str, mode: str, out: Optional[Path], quiet: bool,
         raise typer.Exit(EXIT_INTERRUPTED) from None
     out_console.print(escape(done.table.set_index("configuration").T.to_string()), soft_wrap=True)
     _print_claims("Seed 000's testbed claims on real stacks", done.claims)
-    n = ecn_plus_testbed.counts(done.claims)
+    n = verdict_counts(done.claims)
     reached = "reached" if done.operating_point["reached"] else "NOT reached"
     err_console.print(escape(
         f"paper claims: {n['holds']} hold, {n['reversed']} reversed, {n['unresolved']} "
-        f"unresolved ({len(done.runs) - 1} runs of {seeds or ecn_plus_testbed.SEEDS[mode]} "
+        f"unresolved ({len(done.runs) - 1} runs of {done.runs['seed'].max()} "
         f"seed(s)); operating point {reached}; written to {folder}"), soft_wrap=True)
 
 

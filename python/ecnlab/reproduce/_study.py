@@ -39,7 +39,7 @@ from matplotlib.figure import Figure
 from .. import store
 from ..report import figure_html, html_page, html_table, versions_html, write_page
 from ..sweep import Sweep, SweepError, SweepReport, run_sweep, sweep_from_dict
-from .verdict import CONFIDENCE, VERDICTS, ClaimSpec, t_interval
+from .verdict import CONFIDENCE, ClaimSpec, t_interval, verdict_counts
 
 __all__ = [
     "LOAD_TOLERANCE",
@@ -342,8 +342,7 @@ class StudyReport:
 
     def counts(self, origin: str = "paper") -> dict[str, int]:
         """Verdicts of the claims of ``origin`` (``paper`` or ``ours``)."""
-        mine = [c for c in self.claims if c["origin"] == origin]
-        return {v: sum(c["verdict"] == v for c in mine) for v in VERDICTS}
+        return verdict_counts(c for c in self.claims if c["origin"] == origin)
 
 
 def reproduce(

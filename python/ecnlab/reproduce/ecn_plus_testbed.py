@@ -56,7 +56,7 @@ from .ecn_plus import (
     ccdf_figure,
     cdf_figure,
 )
-from .verdict import CONFIDENCE, VERDICTS
+from .verdict import CONFIDENCE, verdict_counts
 
 __all__ = ["SIMULATION", "TESTBED_CLAIMS", "Reproduction", "decide_claims", "linux_differences",
            "run", "scenario"]
@@ -209,7 +209,10 @@ def run(out: Path, mode: str = "quick", *, seeds: int | None = None,
     got = rows[0]["delivered_mbps"]
     calibration = (f"simulator's calibration: {browsers} browsers for {TARGET_MBPS:g} Mb/s; "
                    f"measured on the testbed at 100 Mb/s: {got:.2f} Mb/s")
-    if abs(got / TARGET_MBPS - 1) > CALIBRATION_TOLERANCE:
+    def reached(mbps: float) -> bool:
+        return abs(mbps / TARGET_MBPS - 1) <= CALIBRATION_TOLERANCE
+
+    if not reached(got):
         browsers = max(1, round(browsers * TARGET_MBPS / got))
         for suffix in ("", ".load-average.json"):
             (out / (reference.name + suffix)).rename(out / f"reference-uncalibrated{suffix}")
@@ -219,7 +222,7 @@ def run(out: Path, mode: str = "quick", *, seeds: int | None = None,
     say(calibration)
     point = {"target_mbps": TARGET_MBPS, "tolerance": CALIBRATION_TOLERANCE,
              "measured_mbps": got, "browsers": browsers,
-             "reached": abs(got / TARGET_MBPS - 1) <= CALIBRATION_TOLERANCE}
+             "reached": reached(got)}
     for seed in range(1, n_seeds + 1):
         rows += [one(m, browsers, seed, out / f"seed-{seed}" / LABELS[m]) for m in ECN_MODES]
     runs = pd.DataFrame(rows)
@@ -256,10 +259,6 @@ def decide_claims(runs: pd.DataFrame) -> list[dict[str, Any]]:
     return [c.evaluate({"testbed": runs}, CONFIDENCE) for c in TESTBED_CLAIMS]
 
 
-def counts(claims: list[dict[str, Any]]) -> dict[str, int]:
-    return {v: sum(c["verdict"] == v for c in claims) for v in VERDICTS}
-
-
 def _write_claims(path: Path, mode: str, n_seeds: int, point: dict[str, Any],
                   claims: list[dict[str, Any]]) -> None:
     from .. import __version__
@@ -274,7 +273,7 @@ def _write_claims(path: Path, mode: str, n_seeds: int, point: dict[str, Any],
         "looks": 1,
         "interval_confidence": CONFIDENCE,
         "seeds": list(range(1, n_seeds + 1)),
-        "counts": {"paper": counts(claims)},
+        "counts": {"paper": verdict_counts(claims)},
         "operating_point": point,
         "claims": claims,
     }
@@ -332,7 +331,7 @@ def table_of(runs: pd.DataFrame) -> pd.DataFrame:
 def report(table: pd.DataFrame, calibration: str, mode: str, browsers: int, n_seeds: int,
            claims: list[dict[str, Any]], point: dict[str, Any], database: str = "sqlite") -> str:
     t = TIMING[mode]
-    n = counts(claims)
+    n = verdict_counts(claims)
     reached = "reached" if point["reached"] else "NOT reached"
     where = ("one private MariaDB server in its own host on the servers' side"
              if database == "mariadb" else "SQLite, one copy per server host")

@@ -59,6 +59,7 @@ __all__ = [
     "near",
     "spread",
     "t_interval",
+    "verdict_counts",
 ]
 
 CONFIDENCE = 0.95
@@ -323,6 +324,12 @@ def decide(values: Mapping[int, float], region: Region, confidence: float = CONF
     else:
         verdict = "unresolved"
     return Outcome(verdict, mean, lo, hi, len(finite), confidence, finite, dropped)
+
+
+def verdict_counts(claims: Iterable[Mapping[str, Any]]) -> dict[str, int]:
+    """How many of ``claims`` (``claims.json`` entries) hold, are reversed, are unresolved."""
+    verdicts = [c["verdict"] for c in claims]
+    return {v: verdicts.count(v) for v in VERDICTS}
 
 
 def overall(verdicts: Iterable[str]) -> str:
