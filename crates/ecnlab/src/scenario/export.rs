@@ -7,6 +7,7 @@ use serde_json::{json, Value};
 use crate::workload::{ConnSpec, Driver, FlowPlan};
 use crate::config::ConfigError;
 use crate::engine::time::from_secs;
+use crate::engine::SimTime;
 use crate::scenario::Scenario;
 
 /// The network-independent content of workload `index` of `scenario` in a run of `seed`:
@@ -30,9 +31,10 @@ pub fn workload_plan(scenario: &Scenario, index: usize, seed: u64) -> Result<Val
     let (c, s) = scenario.workload_hosts(&layout, index)?;
     let (clients, servers) = (c.len() as u32, s.len() as u32);
     let end = from_secs(scenario.duration_s);
-    let conn = |spec: &ConnSpec| {
+    // A connection, with its time under `at_key` (a PackMime arrival, a web object's request).
+    let conn = |at_key: &str, at: SimTime, spec: &ConnSpec| {
         let FlowPlan::Exchanges(ex) = &spec.plan else { unreachable!("web and PackMime connections carry exchanges") };
-        json!({
+        let mut v = json!({
             "client": c.start + spec.client,
             "server": s.start + spec.server,
             "rtt_ns": spec.rtt,
@@ -43,19 +45,14 @@ pub fn workload_plan(scenario: &Scenario, index: usize, seed: u64) -> Result<Val
                 "server_delay_ns": e.server_delay,
                 "think_ns": e.think,
             })).collect::<Vec<_>>(),
-        })
+        });
+        v[at_key] = json!(at);
+        v
     };
     match w.driver(index as u32, seed, scenario.duration_s, clients, servers) {
         Driver::PackMime(p, d) => {
             let conns = d.plan(&p, end, clients, servers);
-            let rows: Vec<Value> = conns
-                .iter()
-                .map(|(at, spec)| {
-                    let mut v = conn(spec);
-                    v["arrival_ns"] = json!(at);
-                    v
-                })
-                .collect();
+            let rows: Vec<Value> = conns.iter().map(|(at, spec)| conn("arrival_ns", *at, spec)).collect();
             Ok(json!({"kind": "packmime_http", "connections": rows}))
         }
         Driver::WebSessions(p, d) => {
@@ -67,15 +64,7 @@ pub fn workload_plan(scenario: &Scenario, index: usize, seed: u64) -> Result<Val
                         .pages
                         .iter()
                         .map(|page| {
-                            let objects: Vec<Value> = page
-                                .objects
-                                .iter()
-                                .map(|(at, spec)| {
-                                    let mut v = conn(spec);
-                                    v["at_ns"] = json!(at);
-                                    v
-                                })
-                                .collect();
+                            let objects: Vec<Value> = page.objects.iter().map(|(at, spec)| conn("at_ns", *at, spec)).collect();
                             json!({"server": s.start + page.server, "gap_ns": page.gap, "objects": objects})
                         })
                         .collect();
