@@ -453,6 +453,20 @@ pub trait QueueDisc {
     /// Takes the next packet for transmission, with whether it was marked (CE) now; `None`
     /// when the queue is empty (the link goes idle now).
     fn dequeue(&mut self, pool: &mut PacketPool, now: SimTime, stats: &mut QueueStats, dropped: &mut Vec<PacketId>) -> Option<(PacketId, bool)>;
+    /// Offers packet `id` to the queue while it is empty and its link idle, and takes the
+    /// next packet for transmission at once if the arrival was queued: what [`enqueue`] and
+    /// then [`dequeue`] do, which a discipline may do in one step.
+    ///
+    /// [`enqueue`]: QueueDisc::enqueue
+    /// [`dequeue`]: QueueDisc::dequeue
+    #[inline]
+    fn enqueue_idle(&mut self, pool: &mut PacketPool, id: PacketId, now: SimTime, stats: &mut QueueStats, dropped: &mut Vec<PacketId>) -> (Enqueue, Option<(PacketId, bool)>) {
+        let e = self.enqueue(pool, id, now, stats, dropped);
+        match e {
+            Enqueue::Queued { .. } => (e, self.dequeue(pool, now, stats, dropped)),
+            Enqueue::Dropped(_) => (e, None),
+        }
+    }
     fn len_pkts(&self) -> u32;
     fn len_bytes(&self) -> u64;
     /// The link drained the queue and finished its last transmission at `at`.
@@ -544,6 +558,35 @@ impl<A: AqmAlgorithm> QueueDisc for Fifo<A> {
             match stats.departure(pkt.kind, v.act(self.aqm.ecn(), pkt)) {
                 Some(marked) => return Some((id, marked)),
                 None => dropped.push(id),
+            }
+        }
+    }
+
+    /// The arrival goes through the AQM's enqueue and dequeue decisions as in `enqueue` then
+    /// `dequeue`, without passing through the FIFO.
+    #[inline]
+    fn enqueue_idle(&mut self, pool: &mut PacketPool, id: PacketId, now: SimTime, stats: &mut QueueStats, dropped: &mut Vec<PacketId>) -> (Enqueue, Option<(PacketId, bool)>) {
+        debug_assert!(self.fifo.is_empty());
+        let empty = self.view();
+        let pkt = pool.get_mut(id);
+        if !self.limits.fit(&empty, pkt.size) {
+            return (stats.arrival(pkt.kind, Action::Drop(Reason::Overflow)), None);
+        }
+        let v = self.aqm.on_enqueue(&empty, &PacketView::of(pkt), now);
+        let e = stats.arrival(pkt.kind, v.act(self.aqm.ecn(), pkt));
+        let Enqueue::Queued { .. } = e else {
+            self.aqm.after_enqueue(&empty, false);
+            return (e, None);
+        };
+        pkt.enqueued_at = now;
+        self.aqm.after_enqueue(&QueueView { len_pkts: 1, len_bytes: pkt.size as u64 }, true);
+        let v = self.aqm.on_dequeue(&empty, &PacketView::of(pkt), now);
+        match stats.departure(pkt.kind, v.act(self.aqm.ecn(), pkt)) {
+            Some(marked) => (e, Some((id, marked))),
+            None => {
+                dropped.push(id);
+                self.aqm.on_idle(now);
+                (e, None)
             }
         }
     }
@@ -640,17 +683,27 @@ impl Queue {
     #[inline]
     pub fn enqueue(&mut self, pool: &mut PacketPool, id: PacketId, now: SimTime, dropped: &mut Vec<PacketId>) -> Enqueue {
         self.advance_area(now);
-        let e = self.disc.enqueue(pool, id, now, &mut self.stats, dropped);
-        self.len = (self.disc.len_pkts(), self.disc.len_bytes());
+        let (e, len) = self.disc.enqueue_len(pool, id, now, &mut self.stats, dropped);
+        self.len = len;
         e
+    }
+
+    /// Offers packet `id` while the queue is empty and its link idle, and takes the next
+    /// packet for transmission (see [`QueueDisc::enqueue_idle`]).
+    #[inline]
+    pub fn enqueue_idle(&mut self, pool: &mut PacketPool, id: PacketId, now: SimTime, dropped: &mut Vec<PacketId>) -> (Enqueue, Option<(PacketId, bool)>) {
+        self.advance_area(now);
+        let (r, len) = self.disc.enqueue_idle_len(pool, id, now, &mut self.stats, dropped);
+        self.len = len;
+        r
     }
 
     /// Takes the next packet for transmission (see [`QueueDisc::dequeue`]).
     #[inline]
     pub fn dequeue(&mut self, pool: &mut PacketPool, now: SimTime, dropped: &mut Vec<PacketId>) -> Option<(PacketId, bool)> {
         self.advance_area(now);
-        let d = self.disc.dequeue(pool, now, &mut self.stats, dropped);
-        self.len = (self.disc.len_pkts(), self.disc.len_bytes());
+        let (d, len) = self.disc.dequeue_len(pool, now, &mut self.stats, dropped);
+        self.len = len;
         d
     }
 }

@@ -71,6 +71,40 @@ macro_rules! disciplines {
             $( $variant($disc), )*
         }
 
+        impl Disc {
+            /// [`QueueDisc::enqueue`], then the occupancy (packets, bytes) it left: one
+            /// dispatch for both on every packet's way into a link.
+            #[inline]
+            pub fn enqueue_len(&mut self, pool: &mut PacketPool, id: PacketId, now: SimTime, stats: &mut QueueStats, dropped: &mut Vec<PacketId>) -> (Enqueue, (u32, u64)) {
+                match self {
+                    $( Disc::$variant(d) => {
+                        let e = d.enqueue(pool, id, now, stats, dropped);
+                        (e, (d.len_pkts(), d.len_bytes()))
+                    } )*
+                }
+            }
+            /// [`QueueDisc::enqueue_idle`], then the occupancy it left.
+            #[inline]
+            pub fn enqueue_idle_len(&mut self, pool: &mut PacketPool, id: PacketId, now: SimTime, stats: &mut QueueStats, dropped: &mut Vec<PacketId>) -> ((Enqueue, Option<(PacketId, bool)>), (u32, u64)) {
+                match self {
+                    $( Disc::$variant(d) => {
+                        let r = d.enqueue_idle(pool, id, now, stats, dropped);
+                        (r, (d.len_pkts(), d.len_bytes()))
+                    } )*
+                }
+            }
+            /// [`QueueDisc::dequeue`], then the occupancy it left.
+            #[inline]
+            pub fn dequeue_len(&mut self, pool: &mut PacketPool, now: SimTime, stats: &mut QueueStats, dropped: &mut Vec<PacketId>) -> (Option<(PacketId, bool)>, (u32, u64)) {
+                match self {
+                    $( Disc::$variant(d) => {
+                        let p = d.dequeue(pool, now, stats, dropped);
+                        (p, (d.len_pkts(), d.len_bytes()))
+                    } )*
+                }
+            }
+        }
+
         impl QueueDisc for Disc {
             #[inline]
             fn enqueue(&mut self, pool: &mut PacketPool, id: PacketId, now: SimTime, stats: &mut QueueStats, dropped: &mut Vec<PacketId>) -> Enqueue {

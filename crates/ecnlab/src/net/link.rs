@@ -100,13 +100,19 @@ impl Link {
             return (Offer::Lost, LinkWake::default());
         }
         self.sync_idle(now);
+        if !self.tx_pending && now >= self.busy_until {
+            // Nothing waits (packets wait only while a wake-up is pending) and the
+            // transmitter is free: the arrival leaves the queue at once unless dropped.
+            return match self.queue.enqueue_idle(pool, id, now, dropped) {
+                (Enqueue::Dropped(reason), _) => (Offer::Dropped(reason), LinkWake::default()),
+                (Enqueue::Queued { marked }, next) => (Offer::Queued { marked }, self.start(pool, next, now)),
+            };
+        }
         match self.queue.enqueue(pool, id, now, dropped) {
             Enqueue::Dropped(reason) => (Offer::Dropped(reason), LinkWake::default()),
             Enqueue::Queued { marked } => {
                 let wake = if self.tx_pending {
                     LinkWake::default()
-                } else if now >= self.busy_until {
-                    self.start_next(pool, now, dropped)
                 } else {
                     // The transmitter is busy and nothing else waits: wake when it frees.
                     self.tx_pending = true;
@@ -120,7 +126,15 @@ impl Link {
     /// Takes the next packet from the queue, if any, and starts serializing it at `now`.
     #[inline]
     fn start_next(&mut self, pool: &mut PacketPool, now: SimTime, dropped: &mut Vec<PacketId>) -> LinkWake {
-        let Some((id, marked_at_dequeue)) = self.queue.dequeue(pool, now, dropped) else {
+        let next = self.queue.dequeue(pool, now, dropped);
+        self.start(pool, next, now)
+    }
+
+    /// Starts serializing `next`, the packet the queue gave for transmission at `now` (with
+    /// whether it was marked as it left), or goes idle if the queue gave none.
+    #[inline]
+    fn start(&mut self, pool: &PacketPool, next: Option<(PacketId, bool)>, now: SimTime) -> LinkWake {
+        let Some((id, marked_at_dequeue)) = next else {
             // The queue found itself empty and told its AQM the link is idle from now.
             self.tx_pending = false;
             self.idle_told = true;
