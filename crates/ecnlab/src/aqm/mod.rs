@@ -454,13 +454,18 @@ pub trait QueueDisc {
     /// when the queue is empty (the link goes idle now).
     fn dequeue(&mut self, pool: &mut PacketPool, now: SimTime, stats: &mut QueueStats, dropped: &mut Vec<PacketId>) -> Option<(PacketId, bool)>;
     /// Offers packet `id` to the queue while it is empty and its link idle, and takes the
-    /// next packet for transmission at once if the arrival was queued: what [`enqueue`] and
-    /// then [`dequeue`] do, which a discipline may do in one step.
+    /// next packet for transmission at once if the arrival was queued: what [`went_idle`] (if
+    /// `idle_since` is given: the link has not said so yet), [`enqueue`] and then [`dequeue`]
+    /// do, which a discipline may do in one step.
     ///
+    /// [`went_idle`]: QueueDisc::went_idle
     /// [`enqueue`]: QueueDisc::enqueue
     /// [`dequeue`]: QueueDisc::dequeue
     #[inline]
-    fn enqueue_idle(&mut self, pool: &mut PacketPool, id: PacketId, now: SimTime, stats: &mut QueueStats, dropped: &mut Vec<PacketId>) -> (Enqueue, Option<(PacketId, bool)>) {
+    fn enqueue_idle(&mut self, pool: &mut PacketPool, id: PacketId, now: SimTime, idle_since: Option<SimTime>, stats: &mut QueueStats, dropped: &mut Vec<PacketId>) -> (Enqueue, Option<(PacketId, bool)>) {
+        if let Some(at) = idle_since {
+            self.went_idle(at);
+        }
         let e = self.enqueue(pool, id, now, stats, dropped);
         match e {
             Enqueue::Queued { .. } => (e, self.dequeue(pool, now, stats, dropped)),
@@ -565,8 +570,11 @@ impl<A: AqmAlgorithm> QueueDisc for Fifo<A> {
     /// The arrival goes through the AQM's enqueue and dequeue decisions as in `enqueue` then
     /// `dequeue`, without passing through the FIFO.
     #[inline]
-    fn enqueue_idle(&mut self, pool: &mut PacketPool, id: PacketId, now: SimTime, stats: &mut QueueStats, dropped: &mut Vec<PacketId>) -> (Enqueue, Option<(PacketId, bool)>) {
+    fn enqueue_idle(&mut self, pool: &mut PacketPool, id: PacketId, now: SimTime, idle_since: Option<SimTime>, stats: &mut QueueStats, dropped: &mut Vec<PacketId>) -> (Enqueue, Option<(PacketId, bool)>) {
         debug_assert!(self.fifo.is_empty());
+        if let Some(at) = idle_since {
+            self.aqm.on_idle(at);
+        }
         let empty = self.view();
         let pkt = pool.get_mut(id);
         if !self.limits.fit(&empty, pkt.size) {
@@ -688,12 +696,13 @@ impl Queue {
         e
     }
 
-    /// Offers packet `id` while the queue is empty and its link idle, and takes the next
-    /// packet for transmission (see [`QueueDisc::enqueue_idle`]).
+    /// Offers packet `id` while the queue is empty and its link idle (since `idle_since`
+    /// if the queue has not been told), and takes the next packet for transmission (see
+    /// [`QueueDisc::enqueue_idle`]).
     #[inline]
-    pub fn enqueue_idle(&mut self, pool: &mut PacketPool, id: PacketId, now: SimTime, dropped: &mut Vec<PacketId>) -> (Enqueue, Option<(PacketId, bool)>) {
+    pub fn enqueue_idle(&mut self, pool: &mut PacketPool, id: PacketId, now: SimTime, idle_since: Option<SimTime>, dropped: &mut Vec<PacketId>) -> (Enqueue, Option<(PacketId, bool)>) {
         self.advance_area(now);
-        let (r, len) = self.disc.enqueue_idle_len(pool, id, now, &mut self.stats, dropped);
+        let (r, len) = self.disc.enqueue_idle_len(pool, id, now, idle_since, &mut self.stats, dropped);
         self.len = len;
         r
     }

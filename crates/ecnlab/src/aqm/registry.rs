@@ -85,10 +85,10 @@ macro_rules! disciplines {
             }
             /// [`QueueDisc::enqueue_idle`], then the occupancy it left.
             #[inline]
-            pub fn enqueue_idle_len(&mut self, pool: &mut PacketPool, id: PacketId, now: SimTime, stats: &mut QueueStats, dropped: &mut Vec<PacketId>) -> ((Enqueue, Option<(PacketId, bool)>), (u32, u64)) {
+            pub fn enqueue_idle_len(&mut self, pool: &mut PacketPool, id: PacketId, now: SimTime, idle_since: Option<SimTime>, stats: &mut QueueStats, dropped: &mut Vec<PacketId>) -> ((Enqueue, Option<(PacketId, bool)>), (u32, u64)) {
                 match self {
                     $( Disc::$variant(d) => {
-                        let r = d.enqueue_idle(pool, id, now, stats, dropped);
+                        let r = d.enqueue_idle(pool, id, now, idle_since, stats, dropped);
                         (r, (d.len_pkts(), d.len_bytes()))
                     } )*
                 }

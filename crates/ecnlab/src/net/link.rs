@@ -99,11 +99,13 @@ impl Link {
             self.stats.random_losses += 1;
             return (Offer::Lost, LinkWake::default());
         }
-        self.sync_idle(now);
         if !self.tx_pending && now >= self.busy_until {
             // Nothing waits (packets wait only while a wake-up is pending) and the
-            // transmitter is free: the arrival leaves the queue at once unless dropped.
-            return match self.queue.enqueue_idle(pool, id, now, dropped) {
+            // transmitter is free: the arrival leaves the queue at once unless dropped. The
+            // queue hears that the link went idle first, if it has not yet (`sync_idle`).
+            let idle_since = (!self.idle_told).then_some(self.busy_until);
+            self.idle_told = true;
+            return match self.queue.enqueue_idle(pool, id, now, idle_since, dropped) {
                 (Enqueue::Dropped(reason), _) => (Offer::Dropped(reason), LinkWake::default()),
                 (Enqueue::Queued { marked }, next) => (Offer::Queued { marked }, self.start(pool, next, now)),
             };

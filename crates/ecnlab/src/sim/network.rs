@@ -173,14 +173,20 @@ impl Simulation {
     }
 
     /// Makes sure a live event exists no later than `deadline` for `timer`.
+    #[inline]
     pub(super) fn sync_timer(&mut self, conn: u32, timer: Timer, deadline: SimTime) {
+        if deadline < self.conns[conn as usize].timer_at[timer as usize] {
+            self.arm_timer(conn, timer, deadline);
+        }
+    }
+
+    /// Schedules `timer`'s event at `deadline`, superseding the one it had.
+    fn arm_timer(&mut self, conn: u32, timer: Timer, deadline: SimTime) {
         let c = &mut self.conns[conn as usize];
         let w = timer as usize;
-        if deadline < c.timer_at[w] {
-            c.timer_gen[w] = c.timer_gen[w].wrapping_add(1);
-            c.timer_at[w] = deadline;
-            self.events.push(deadline, Ev::Timer { conn, timer, gen: c.timer_gen[w] });
-        }
+        c.timer_gen[w] = c.timer_gen[w].wrapping_add(1);
+        c.timer_at[w] = deadline;
+        self.events.push(deadline, Ev::Timer { conn, timer, gen: c.timer_gen[w] });
     }
 
     pub(super) fn on_timer(&mut self, conn: u32, timer: Timer, gen: u32) {
