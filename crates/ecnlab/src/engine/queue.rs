@@ -338,11 +338,23 @@ impl<T: Copy> EventQueue<T> {
 
     #[inline(always)]
     pub fn pop(&mut self) -> Option<(SimTime, T)> {
-        self.peek_time()?;
-        let bucket = self.found.expect("found");
+        self.pop_until(SimTime::MAX)
+    }
+
+    /// Pops the earliest pending event if it is due at or before `stop` (one lookup of the
+    /// head where `peek_time` then `pop` make two).
+    #[inline(always)]
+    pub fn pop_until(&mut self, stop: SimTime) -> Option<(SimTime, T)> {
+        let bucket = match self.found {
+            Some(b) => b,
+            None => self.find()?,
+        };
         let slot = bucket as usize & (BUCKETS - 1);
         let i = self.heads[slot];
         let node = self.nodes[i as usize];
+        if node.time > stop {
+            return None;
+        }
         self.heads[slot] = node.next;
         self.nodes[i as usize].next = self.free;
         self.free = i;
@@ -364,6 +376,24 @@ impl<T: Copy> EventQueue<T> {
 mod tests {
     use super::*;
     use crate::engine::rng::Rng;
+
+    #[test]
+    fn pop_until_takes_only_events_due_by_its_stop() {
+        let mut q = EventQueue::new();
+        let far = 1 << 40; // beyond the ring: held in the overflow heap
+        for (t, p) in [(5, 'a'), (1, 'b'), (3, 'c'), (far, 'd')] {
+            q.push(t, p);
+        }
+        assert_eq!(q.pop_until(3), Some((1, 'b')));
+        assert_eq!(q.pop_until(3), Some((3, 'c')));
+        assert_eq!(q.pop_until(3), None);
+        assert_eq!(q.pop_until(4), None);
+        assert_eq!((q.len(), q.peek_time()), (2, Some(5)));
+        assert_eq!(q.pop_until(far - 1), Some((5, 'a')));
+        assert_eq!(q.pop_until(far - 1), None);
+        assert_eq!(q.pop_until(far), Some((far, 'd')));
+        assert_eq!(q.pop_until(SimTime::MAX), None);
+    }
 
     #[test]
     fn pops_in_time_then_fifo_order() {

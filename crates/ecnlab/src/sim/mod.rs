@@ -121,19 +121,18 @@ impl Simulation {
     pub fn advance(&mut self, t: SimTime, max_events: u64) -> bool {
         let stop = t.min(self.end);
         let mut done = 0u64;
-        while let Some(next) = self.events.peek_time() {
-            if next > stop {
+        while done < max_events {
+            let Some((time, ev)) = self.events.pop_until(stop) else {
                 break;
-            }
-            if done == max_events {
-                // `now` stays at the last event: events at `next` are still due.
-                return false;
-            }
-            let (time, ev) = self.events.pop().expect("peeked");
+            };
             self.now = time;
             self.n_events += 1;
             done += 1;
             self.dispatch(ev);
+        }
+        if done == max_events && self.events.peek_time().is_some_and(|next| next <= stop) {
+            // `now` stays at the last event: events at `next` are still due.
+            return false;
         }
         self.now = self.now.max(stop);
         self.now >= self.end
