@@ -778,6 +778,111 @@ mod tests {
         }
     }
 
+    /// The one-step path of an arrival at an idle link (`Queue::enqueue_idle`) decides, counts
+    /// and leaves the discipline exactly as telling it the link went idle, then `enqueue`, then
+    /// `dequeue` do, for every discipline: between arrivals at an idle link, bursts through
+    /// the queue give the AQMs a history (averages, drop states, per-flow state), and every
+    /// AQM marks or drops some packets.
+    #[test]
+    fn an_arrival_at_an_idle_link_is_decided_as_an_enqueue_then_a_dequeue() {
+        const TX: SimTime = 800_000; // 1000 B at 10 Mb/s
+        let kinds = [
+            r#"{"kind": "droptail"}"#,
+            r#"{"kind": "red", "min_th_pkts": 2, "max_th_pkts": 6, "max_p": 0.2, "w_q": 0.2, "gentle": true, "ecn": true}"#,
+            r#"{"kind": "ared", "target_delay_ms": 2, "ecn": true}"#,
+            r#"{"kind": "rem", "b_star_pkts": 3, "ecn": true}"#,
+            r#"{"kind": "pi", "q_ref_pkts": 3}"#,
+            r#"{"kind": "pie", "target_ms": 2, "max_burst_ms": 0, "estimator": "timestamp", "alpha": 20, "beta": 100, "ecn": true}"#,
+            r#"{"kind": "codel", "target_ms": 1, "interval_ms": 10}"#,
+            r#"{"kind": "threshold", "k_pkts": 3, "ecn": true}"#,
+            r#"{"kind": "dcn", "q_ref_pkts": 3, "ecn": true}"#,
+            r#"{"kind": "afd", "q_target_pkts": 3}"#,
+            r#"{"kind": "rio_ps"}"#,
+            r#"{"kind": "choke", "min_th_pkts": 2, "max_th_pkts": 6}"#,
+            r#"{"kind": "aecn"}"#,
+            r#"{"kind": "fq_codel", "target_ms": 1, "interval_ms": 10}"#,
+            r#"{"kind": "pi2", "ecn": true}"#,
+            r#"{"kind": "dualpi2"}"#,
+        ];
+        for json in kinds {
+            let cfg: AqmConfig = serde_json::from_str(json).unwrap();
+            let (mut two, mut one) = (queue(cfg.clone(), (Some(40), None)), queue(cfg, (Some(40), None)));
+            let (mut pool_two, mut pool_one) = (PacketPool::new(), PacketPool::new());
+            let (mut dropped_two, mut dropped_one) = (Vec::new(), Vec::new());
+            let (mut t, mut idle_since) = (0, None);
+            for i in 0..600u32 {
+                let packet = |flow: u32| {
+                    let ecn = if i % 3 == 0 { Ecn::NotEct } else { Ecn::Ect0 };
+                    Packet { flow, ..sim_packet(PacketKind::Data, 1000, ecn) }
+                };
+                if i % 2 == 0 {
+                    // A burst through the queue, the same on both.
+                    let k = 10 + i % 25;
+                    for q in [(&mut two, &mut pool_two, &mut dropped_two), (&mut one, &mut pool_one, &mut dropped_one)] {
+                        let (q, pool, dropped) = q;
+                        if let Some(at) = idle_since {
+                            q.went_idle(at);
+                        }
+                        for j in 0..k {
+                            // Flow 0 sends three packets in four (per-flow AQMs act on it).
+                            let id = pool.alloc(packet(if j % 4 == 0 { 1 + j % 3 } else { 0 }));
+                            q.enqueue(pool, id, t, dropped);
+                        }
+                    }
+                    let (mut at, mut sent) = (t, 0);
+                    idle_since = loop {
+                        let (a, b) = (two.dequeue(&mut pool_two, at, &mut dropped_two), one.dequeue(&mut pool_one, at, &mut dropped_one));
+                        assert_eq!(a, b, "{json}: burst at step {i}");
+                        if a.is_none() {
+                            break None; // the dequeue told the AQM
+                        }
+                        at += TX;
+                        sent += 1;
+                        if sent < k {
+                            // Arrivals go on while the queue drains, at half its rate.
+                            for (q, pool, dropped) in [(&mut two, &mut pool_two, &mut dropped_two), (&mut one, &mut pool_one, &mut dropped_one)] {
+                                if sent % 2 == 0 {
+                                    let id = pool.alloc(packet(0));
+                                    q.enqueue(pool, id, at - TX / 2, dropped);
+                                }
+                            }
+                        }
+                        if two.is_empty() {
+                            break Some(at);
+                        }
+                    };
+                    t = at;
+                } else {
+                    let (a, b) = (pool_two.alloc(packet(i % 4)), pool_one.alloc(packet(i % 4)));
+                    if let Some(at) = idle_since {
+                        two.went_idle(at);
+                    }
+                    let e = two.enqueue(&mut pool_two, a, t, &mut dropped_two);
+                    let d = match e {
+                        Enqueue::Queued { .. } => two.dequeue(&mut pool_two, t, &mut dropped_two),
+                        Enqueue::Dropped(_) => None,
+                    };
+                    let r = one.enqueue_idle(&mut pool_one, b, t, idle_since, &mut dropped_one);
+                    assert_eq!((e, d), r, "{json}: arrival at step {i}");
+                    assert_eq!(format!("{:?}", pool_two.get(a)), format!("{:?}", pool_one.get(b)), "{json}: the packet at step {i}");
+                    // Busy until the packet is sent; otherwise the queue has heard it is idle.
+                    idle_since = d.map(|_| t + TX);
+                }
+                assert_eq!(dropped_two, dropped_one, "{json}: step {i}");
+                assert_eq!(two.len_pkts(), one.len_pkts());
+                t += 300_000 + (i as SimTime * 7_919) % 4_000_000;
+            }
+            assert_eq!(two.stats(t), one.stats(t), "{json}");
+            let (mut vars_two, mut vars_one) = (Vec::new(), Vec::new());
+            two.sample_aqm(t, &mut |k, v| vars_two.push((k, v)));
+            one.sample_aqm(t, &mut |k, v| vars_one.push((k, v)));
+            assert_eq!(vars_two, vars_one, "{json}");
+            let s = two.stats(t);
+            let signals = s.total(Outcome::Marked, None) + s.total(Outcome::Dropped, None) - s.total(Outcome::Dropped, Some(Reason::Overflow));
+            assert!(signals > 0 || json.contains("droptail"), "{json}: the AQM never marked or dropped");
+        }
+    }
+
     #[test]
     fn packet_limit_overflows_and_counts_by_kind() {
         let mut pool = PacketPool::new();
