@@ -105,37 +105,17 @@ macro_rules! disciplines {
             }
         }
 
-        impl QueueDisc for Disc {
-            #[inline]
-            fn enqueue(&mut self, pool: &mut PacketPool, id: PacketId, now: SimTime, stats: &mut QueueStats, dropped: &mut Vec<PacketId>) -> Enqueue {
-                match self {
-                    $( Disc::$variant(d) => d.enqueue(pool, id, now, stats, dropped), )*
-                }
-            }
-            #[inline]
-            fn dequeue(&mut self, pool: &mut PacketPool, now: SimTime, stats: &mut QueueStats, dropped: &mut Vec<PacketId>) -> Option<(PacketId, bool)> {
-                match self {
-                    $( Disc::$variant(d) => d.dequeue(pool, now, stats, dropped), )*
-                }
-            }
-            #[inline]
-            fn len_pkts(&self) -> u32 {
-                match self {
-                    $( Disc::$variant(d) => d.len_pkts(), )*
-                }
-            }
-            #[inline]
-            fn len_bytes(&self) -> u64 {
-                match self {
-                    $( Disc::$variant(d) => d.len_bytes(), )*
-                }
-            }
-            fn went_idle(&mut self, at: SimTime) {
+        // The queue reaches a discipline through these and the `_len` methods above, one
+        // dispatch each.
+        impl Disc {
+            /// [`QueueDisc::went_idle`].
+            pub fn went_idle(&mut self, at: SimTime) {
                 match self {
                     $( Disc::$variant(d) => d.went_idle(at), )*
                 }
             }
-            fn sample(&mut self, now: SimTime, out: &mut dyn FnMut(&'static str, f64)) {
+            /// [`QueueDisc::sample`].
+            pub fn sample(&mut self, now: SimTime, out: &mut dyn FnMut(&'static str, f64)) {
                 match self {
                     $( Disc::$variant(d) => d.sample(now, out), )*
                 }
