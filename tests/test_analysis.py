@@ -55,6 +55,26 @@ def test_kaplan_meier_against_a_worked_example() -> None:
         analysis.kaplan_meier([1.0, math.nan], [True, False])
 
 
+def test_kaplan_meier_is_the_product_limit_at_every_tie_in_any_order() -> None:
+    rng = np.random.default_rng(5)
+    t = rng.integers(0, 12, 400) / 4  # many ties, completions and censorings mixed
+    d = rng.random(400) < 0.6
+    km = analysis.kaplan_meier(t, d)
+    # By definition: at each completion time x, S *= 1 - completions at x / (t >= x).
+    s, p, risk = 1.0, [], []
+    xs = np.unique(t[d])
+    for x in xs:
+        n = int((t >= x).sum())
+        s *= 1 - int(((t == x) & d).sum()) / n
+        p.append(1 - s)
+        risk.append(n)
+    assert km["x"].tolist() == xs.tolist()
+    assert km["p"].tolist() == pytest.approx(p, abs=1e-12)
+    assert km["at_risk"].tolist() == risk
+    shuffled = rng.permutation(len(t))
+    pd.testing.assert_frame_equal(analysis.kaplan_meier(t[shuffled], d[shuffled]), km)
+
+
 def test_restricted_mean_is_the_area_under_the_survival_curve() -> None:
     assert analysis.restricted_mean([1, 2, 3], [True] * 3, 10) == pytest.approx(2.0)
     assert analysis.restricted_mean([1, 2, 30], [True] * 3, 10) == pytest.approx(13 / 3)

@@ -10,6 +10,7 @@ from typing import Any, ClassVar
 import pytest
 from conftest import EXAMPLES, assert_one_line_error, invoke
 from ecnlab import reproduce as repro
+from ecnlab import store
 from ecnlab._scenario import _read_toml
 from ecnlab.reproduce import verdict as V
 from ecnlab.reproduce._study import _page
@@ -123,6 +124,30 @@ def test_reproduce_writes_claims_figures_tables_report_and_resumes(tmp_path: Pat
     again = repro.reproduce(Toy(), "quick", out, jobs=2, progress=False)
     assert again.sweeps["buffers"].done == 0
     assert json.loads((out / "claims.json").read_text())["claims"] == doc["claims"]
+
+
+def test_results_open_each_part_once_and_read_one_runs_table(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    out = tmp_path / "toy"
+    repro.reproduce(Toy(), "quick", out, jobs=2, progress=False, max_looks=1)
+    opened = []
+    real = store.open_results
+    monkeypatch.setattr(
+        store, "open_results", lambda path, **kw: opened.append(path) or real(path, **kw)
+    )
+    results = repro.Results(out, "quick", ("buffers",))
+    con = results.open("buffers")
+    assert results.open("buffers") is con and len(opened) == 1  # verified once
+    for run_id in [r[0] for r in con.execute("SELECT run_id FROM runs").fetchall()]:
+        own = results.run_table("buffers", run_id, "links", ["link", "drops"])
+        assert list(own.columns) == ["link", "drops"]
+        view = con.execute(
+            "SELECT link, drops FROM links WHERE run_id = ? ORDER BY link", [run_id]
+        ).df()
+        assert own.sort_values("link").to_dict("list") == view.to_dict("list")
+    with pytest.raises(KeyError, match="no part 'other'"):
+        results.open("other")
 
 
 def test_reproduce_adds_seeds_while_a_claim_is_unresolved(tmp_path: Path) -> None:

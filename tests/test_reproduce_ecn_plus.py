@@ -7,6 +7,7 @@ import json
 import math
 from collections import defaultdict
 from collections.abc import Callable
+from types import SimpleNamespace
 from typing import Any
 
 import pandas as pd
@@ -472,13 +473,42 @@ def test_bottleneck_counters_read_the_down_bottleneck_of_the_run() -> None:
         "drops_retx)"
     )
     con.execute("ALTER TABLE links ADD COLUMN delivered_pkts BIGINT DEFAULT 1000")
-    c = ep._bottleneck_counters(con, "a")
+    counters = ep._bottleneck_counters(con)
+    assert set(counters) == {"a", "b"}
+    assert counters["b"]["synack_drops"] == 7.0
+    c = counters["a"]
     assert (c["synack_drops"], c["synack_marks"]) == (4.0, 1.0)
     assert c["ctl_drops"] == 1 + 2 + 3 + 4  # pure ACKs, FINs, retransmissions; down only
     assert c["drop_pct"] == pytest.approx(2.0) and c["mark_pct"] == pytest.approx(1.0)
     assert c["forced_drop_pct"] == pytest.approx(0.2) and c["forced_mark_pct"] == pytest.approx(0.1)
     assert c["arrivals_pps"] == pytest.approx(1000 / 200)
     assert c["mean_pkt_bytes"] == pytest.approx(900000 / 2000)
+
+
+def test_pooled_estimates_keep_the_exact_values_at_the_points_drawn() -> None:
+    import duckdb
+    import numpy as np
+    from ecnlab import analysis
+
+    rng = np.random.default_rng(2)
+    ex = pd.DataFrame(
+        {
+            "completed": rng.random(5000) < 0.9,
+            "elapsed_s": np.round(rng.exponential(0.4, 5000), 4),
+            "seed": rng.integers(1, 4, 5000),
+        }
+    )
+    con = duckdb.connect()
+    con.execute("CREATE TABLE exchanges AS SELECT * FROM ex")
+    results = SimpleNamespace(open=lambda part: con, seeds={"web": 2})
+    grid = np.union1d(ep.CDF_GRID_S, ep.ccdf_grid(ep.HORIZON_S["testbed"]))
+    pooled = ep.KaplanMeierSource(results, grid)("web", "elapsed_s < 5")
+    kept = ex[(ex["seed"] <= 2) & (ex["elapsed_s"] < 5)]
+    full = analysis.kaplan_meier(kept["elapsed_s"], kept["completed"])
+    assert len(full) > len(ep.CDF_GRID_S)  # thinning keeps fewer points than the steps
+    for x in (ep.CDF_GRID_S, ep.ccdf_grid(ep.HORIZON_S["testbed"])):
+        assert ep.km_at(pooled, x).tolist() == ep.km_at(full, x).tolist()
+    assert len(ep.KaplanMeierSource(results)("web", "elapsed_s < 0")) == 0
 
 
 def test_model_quantities_follow_the_model() -> None:

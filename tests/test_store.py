@@ -56,6 +56,23 @@ def test_write_and_read_back(small_result: ecnlab.Result, tmp_path: Path) -> Non
     assert_tables_identical(small_result.tables, back.tables)
 
 
+def test_read_some_tables_of_a_run(small_result: ecnlab.Result, tmp_path: Path) -> None:
+    out = write_run(small_result, tmp_path / "run")
+    some = read_run(out, tables=("links", "flows"))
+    assert sorted(some.tables) == ["flows", "links"]
+    assert_tables_identical({"links": small_result.tables["links"]}, {"links": some.links})
+    with pytest.raises(CorruptRunError, match="no nonsense table"):
+        read_run(out, tables=("links", "nonsense"))
+    cols = store.read_table(out, "links", ["link", "drops"])
+    assert cols.column_names == ["link", "drops"]
+    assert cols.to_pydict() == small_result.tables["links"].select(["link", "drops"]).to_pydict()
+    assert store.read_table(out, "flows").num_rows == small_result.tables["flows"].num_rows
+    with pytest.raises(CorruptRunError, match="no nonsense table"):
+        store.read_table(out, "nonsense")
+    with pytest.raises(CorruptRunError, match="cannot read links.parquet"):
+        store.read_table(out, "links", ["no_such_column"])
+
+
 def test_refuses_existing_run_and_keeps_it(small_result: ecnlab.Result, tmp_path: Path) -> None:
     out = tmp_path / "run"
     write_run(small_result, out)

@@ -129,9 +129,15 @@ def kaplan_meier(
         raise ValueError(f"{int(np.isnan(t).sum())} observations have no time (NaN)")
     if len(t) == 0:
         return pd.DataFrame({"x": [], "p": [], "at_risk": []})
-    order = np.lexsort((~d, t))
+    # Completions at a time and those at risk just before it do not depend on the order of
+    # the observations within a tie, so one sort by time is enough.
+    order = np.argsort(t)
     t, d = t[order], d[order]
-    distinct, first = np.unique(t, return_index=True)
+    starts = np.empty(len(t), dtype=bool)
+    starts[0] = True
+    np.not_equal(t[1:], t[:-1], out=starts[1:])
+    first = np.flatnonzero(starts)
+    distinct = t[first]
     events = np.add.reduceat(d.astype(np.int64), first)
     at_risk = len(t) - first
     survival = np.cumprod(1.0 - events / at_risk)
@@ -150,7 +156,11 @@ def restricted_mean(
     ``min(x, horizon)`` when nothing is censored."""
     if not horizon > 0:
         raise ValueError(f"horizon ({horizon}) must be positive")
-    km = kaplan_meier(times, observed)
+    return _restricted_mean(kaplan_meier(times, observed), horizon)
+
+
+def _restricted_mean(km: pd.DataFrame, horizon: float) -> float:
+    """:func:`restricted_mean` of an estimate of :func:`kaplan_meier`."""
     x = km["x"].to_numpy()
     s = 1.0 - km["p"].to_numpy()
     keep = x < horizon
@@ -215,6 +225,8 @@ def response_time_summary(
     ``horizon_s``, Kaplan-Meier) and ``mean_lower_s`` (the mean of ``min(time, horizon_s)``
     with unfinished exchanges counted at their elapsed time: never above ``mean_s``, and
     equal to it when nothing is unfinished)."""
+    if not horizon_s > 0:
+        raise ValueError(f"horizon_s ({horizon_s}) must be positive")
     rows = []
     for key, part in _groups(exchanges, by):
         t, done = _observations(part)
@@ -224,7 +236,7 @@ def response_time_summary(
         for x in at_s:
             i = np.searchsorted(km["x"].to_numpy(), x, side="right")
             row[f"F_{x:g}"] = float(km["p"].iloc[i - 1]) if i > 0 else (0.0 if len(t) else math.nan)
-        row["mean_s"] = restricted_mean(t, done, horizon_s) if len(t) else math.nan
+        row["mean_s"] = _restricted_mean(km, horizon_s) if len(t) else math.nan
         row["mean_lower_s"] = float(np.minimum(t, horizon_s).mean()) if len(t) else math.nan
         rows.append(row)
     cols = [*_by(by), "exchanges", "completed", "unfinished"]

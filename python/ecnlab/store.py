@@ -26,7 +26,7 @@ import re
 import shutil
 import uuid
 import warnings
-from collections.abc import Iterator, Mapping
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Union
@@ -57,6 +57,7 @@ __all__ = [
     "check_out_dir",
     "open_results",
     "read_run",
+    "read_table",
     "run_problems",
     "verify",
     "write_run",
@@ -152,14 +153,15 @@ def write_run(
     return out
 
 
-def read_run(run_dir: PathLike) -> Result:
-    """Read a run folder written by :func:`write_run`.
+def read_run(run_dir: PathLike, tables: Collection[str] | None = None) -> Result:
+    """Read a run folder written by :func:`write_run`, every table or only ``tables`` (the
+    run is verified whole either way).
 
     Raises:
         FileNotFoundError: ``run_dir`` does not exist.
         CorruptRunError: the folder has no manifest (not a run, or an incomplete one), the
             manifest is unreadable, or a table file is missing, unreadable or has a row count
-            other than the manifest's.
+            other than the manifest's; or a table of ``tables`` is not in the run.
     """
     path = Path(run_dir)
     if not path.exists():
@@ -173,16 +175,46 @@ def read_run(run_dir: PathLike) -> Result:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    tables: dict[str, pa.Table] = {}
-    for name, entry in manifest["tables"].items():
+    stored = manifest["tables"]
+    missing = sorted(set(tables or ()) - set(stored))
+    if missing:
+        raise CorruptRunError(f"{path}: the run has no {', '.join(missing)} table")
+    read: dict[str, pa.Table] = {}
+    for name, entry in stored.items():
+        if tables is not None and name not in tables:
+            continue
         try:
-            tables[name] = pq.read_table(path / entry["file"])
+            read[name] = pq.read_table(path / entry["file"])
         except (OSError, pa.ArrowException) as e:
             raise CorruptRunError(f"{path}: cannot read {entry['file']}: {e}") from None
     summary = {k: (math.nan if v is None else v) for k, v in manifest["summary"].items()}
     return Result(
-        tables=tables, summary=summary, scenario=manifest["scenario"], seed=manifest["seed"]
+        tables=read, summary=summary, scenario=manifest["scenario"], seed=manifest["seed"]
     )
+
+
+def read_table(
+    run_dir: PathLike, table: str, columns: Sequence[str] | None = None
+) -> pa.Table:
+    """One table of a run folder (only ``columns``, default all), without verifying the run
+    first (:func:`read_run` and :func:`open_results` verify; call this on runs they checked).
+
+    Raises:
+        CorruptRunError: the manifest is unreadable, has no table ``table``, or its file cannot
+            be read (a missing column among them).
+    """
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    path = Path(run_dir)
+    entry = _read_manifest(path)["tables"].get(table)
+    if entry is None:
+        raise CorruptRunError(f"{path}: the run has no {table} table")
+    selected = None if columns is None else list(columns)
+    try:
+        return pq.read_table(path / entry["file"], columns=selected)
+    except (OSError, pa.ArrowException) as e:
+        raise CorruptRunError(f"{path}: cannot read {entry['file']}: {e}") from None
 
 
 # --- writing ---------------------------------------------------------------------------

@@ -268,12 +268,29 @@ class Results:
     parts: tuple[str, ...]
     seeds: Mapping[str, int] = field(default_factory=dict)
     """Seeds 1..n of each part decided on in this look (runs of later seeds are ignored)."""
+    _connections: dict[str, duckdb.DuckDBPyConnection] = field(
+        default_factory=dict, compare=False, repr=False
+    )
 
     def open(self, part: str) -> duckdb.DuckDBPyConnection:
-        """A DuckDB connection on one part's sweep folder (tables as in ``docs/results.md``)."""
+        """A DuckDB connection on one part's sweep folder (tables as in ``docs/results.md``).
+
+        The part is opened, and its runs verified against their manifests, once: later calls
+        return the same connection (a full mode's parts hold tens of gigabytes)."""
         if part not in self.parts:
             raise KeyError(f"no part {part!r} in this reproduction ({', '.join(self.parts)})")
-        return store.open_results(self.out / "sweeps" / part)
+        if part not in self._connections:
+            self._connections[part] = store.open_results(self.out / "sweeps" / part)
+        return self._connections[part]
+
+    def run_table(
+        self, part: str, run_id: str, table: str, columns: Sequence[str]
+    ) -> pd.DataFrame:
+        """``columns`` of one stored table of one run of ``part``, read from that run's own
+        file (a query on the part's view of the table reads every run's file)."""
+        self.open(part)  # verifies the part's runs once
+        run_dir = store.SweepDir(self.out / "sweeps" / part).runs / run_id
+        return store.read_table(run_dir, table, columns).to_pandas()
 
 
 class Study:

@@ -1388,29 +1388,31 @@ def _seed_filter(results: Results, part: str) -> str:
     return f" AND seed BETWEEN 1 AND {int(n)}" if n is not None else ""
 
 
-def _bottleneck_counters(con: Any, run_id: str) -> dict[str, float]:
-    """What the down bottleneck did to the packets of one run in its window: SYN-ACKs dropped
-    and marked, pure ACKs, FINs and retransmissions dropped (``ctl_drops``: the packets ECN++
-    makes ECN-capable on this path) (counts), drops and marks beyond max_th (``forced``) and in
-    all (% of arriving packets), arriving packets per second and their mean size (bytes)."""
-    c = con.execute(
-        "SELECT sum(drops_synack), sum(marks_synack), "
+def _bottleneck_counters(con: Any) -> dict[str, dict[str, float]]:
+    """Per run id, what the down bottleneck did to the packets of the run in its window:
+    SYN-ACKs dropped and marked, pure ACKs, FINs and retransmissions dropped (``ctl_drops``:
+    the packets ECN++ makes ECN-capable on this path) (counts), drops and marks beyond max_th
+    (``forced``) and in all (% of arriving packets), arriving packets per second and their mean
+    size (bytes)."""
+    rows = con.execute(
+        "SELECT run_id, sum(drops_synack), sum(marks_synack), "
         "sum(drops_ack) + sum(drops_fin) + sum(drops_retx), sum(drops), sum(marks), "
         "sum(drops_forced), sum(marks_forced), sum(arrivals_pkts), "
         "sum(delivered_bytes) / sum(delivered_pkts), max(t_end_s) - min(t_start_s) "
-        "FROM links WHERE run_id = ? AND link = 'bottleneck_down'",
-        [run_id],
-    ).fetchone()
-    (synack_drops, synack_marks, ctl_drops, drops, marks, forced_drops, forced_marks, arrivals,
-     size, span) = c  # fmt: skip
-    return {
-        "synack_drops": float(synack_drops), "synack_marks": float(synack_marks),
-        "ctl_drops": float(ctl_drops),
-        "drop_pct": _pct(drops / arrivals), "mark_pct": _pct(marks / arrivals),
-        "forced_drop_pct": _pct(forced_drops / arrivals),
-        "forced_mark_pct": _pct(forced_marks / arrivals),
-        "arrivals_pps": arrivals / span, "mean_pkt_bytes": float(size),
-    }  # fmt: skip
+        "FROM links WHERE link = 'bottleneck_down' GROUP BY run_id"
+    ).fetchall()
+    out = {}
+    for (run_id, synack_drops, synack_marks, ctl_drops, drops, marks, forced_drops, forced_marks,
+         arrivals, size, span) in rows:  # fmt: skip
+        out[run_id] = {
+            "synack_drops": float(synack_drops), "synack_marks": float(synack_marks),
+            "ctl_drops": float(ctl_drops),
+            "drop_pct": _pct(drops / arrivals), "mark_pct": _pct(marks / arrivals),
+            "forced_drop_pct": _pct(forced_drops / arrivals),
+            "forced_mark_pct": _pct(forced_marks / arrivals),
+            "arrivals_pps": arrivals / span, "mean_pkt_bytes": float(size),
+        }  # fmt: skip
+    return out
 
 
 def exchange_measures(
@@ -1442,12 +1444,12 @@ def exchange_measures(
         f"FROM runs WHERE status = 'done'{_seed_filter(results, part)} ORDER BY seed, run_id"
     ).df()
     h = HORIZON_S[horizon]
+    counters = _bottleneck_counters(con)
     rows = []
     for run in runs.to_dict("records"):
-        ex = con.execute(
-            "SELECT completed, elapsed_s, ecn, seq_in_flow FROM exchanges WHERE run_id = ?",
-            [run["run_id"]],
-        ).df()
+        ex = results.run_table(
+            part, run["run_id"], "exchanges", ["completed", "elapsed_s", "ecn", "seq_in_flow"]
+        )
         base = {k: run[k] for k in ("seed", "reference", *labels)}
         base.update(
             offered_mbps=run["offered_bps_down"] / 1e6,
@@ -1456,7 +1458,7 @@ def exchange_measures(
             nt=_pct(run["delivered_bps_down"] / run["bottleneck_rate_bps"]),
             loss_pct=_pct(run["loss_rate_down"]),
             queue_pkts=run["mean_queue_pkts_down"],
-            **_bottleneck_counters(con, run["run_id"]),
+            **counters[run["run_id"]],
         )
         groups: list[tuple[str | None, pd.DataFrame]] = [(None, ex)]
         if by_class:
@@ -1521,7 +1523,10 @@ def model_measures(results: Results) -> pd.DataFrame:
     m = BurstModel.from_sizes(WEB, MODEL_CAPACITY_BPS)
     rows = []
     for run_id, seed in zip(runs["run_id"], runs["seed"]):
-        res = store.read_run(results.out / "sweeps" / "model" / "runs" / run_id)
+        res = store.read_run(
+            store.SweepDir(results.out / "sweeps" / "model").runs / run_id,
+            tables=("links", "queue_samples", "sojourn"),
+        )
         q = measure_queue(res, MODEL_CAPACITY_BPS, MODEL_DELAY_S, PACKET_BYTES)
         rows.append(
             {
@@ -1808,27 +1813,30 @@ _REFERENCE_STYLE = {"color": "black", "linestyle": "--", "linewidth": 1.4}
 
 
 class KaplanMeierSource:
-    """Pooled Kaplan-Meier estimates of the response time from a reproduction's parts (each
-    part's results opened once)."""
+    """Pooled Kaplan-Meier estimates of the response time from a reproduction's parts, each kept
+    at the points of ``grid`` only (the step function's exact values there: the figures draw
+    it there, and a full mode's pooled estimate has millions of steps)."""
 
-    def __init__(self, results: Results) -> None:
+    def __init__(self, results: Results, grid: np.ndarray = CDF_GRID_S) -> None:
         self.results = results
-        self._cons: dict[str, Any] = {}
+        self.grid = grid
 
     def __call__(self, part: str, where: str) -> pd.DataFrame:
         """The estimate over the exchanges of ``part`` matching ``where``, the seeds of this
-        look pooled: columns ``x`` and ``p`` (:func:`ecnlab.analysis.kaplan_meier`)."""
-        if part not in self._cons:
-            self._cons[part] = self.results.open(part)
+        look pooled: columns ``x`` (the grid) and ``p`` (:func:`ecnlab.analysis.kaplan_meier`
+        there); empty when no exchange matches."""
         ex = (
-            self._cons[part]
+            self.results.open(part)
             .execute(
                 "SELECT completed, elapsed_s FROM exchanges "
                 f"WHERE ({where}){_seed_filter(self.results, part)}"
             )
             .df()
         )
-        return analysis.kaplan_meier(ex["elapsed_s"], ex["completed"])
+        km = analysis.kaplan_meier(ex["elapsed_s"], ex["completed"])
+        if not len(km):
+            return km[["x", "p"]]
+        return pd.DataFrame({"x": self.grid, "p": km_at(km, self.grid)})
 
 
 def km_at(km: pd.DataFrame, x: np.ndarray) -> np.ndarray:
@@ -1968,8 +1976,11 @@ def findings(results: Results, frames: Mapping[str, pd.DataFrame]) -> Findings:
             },
         ),
     )  # fmt: skip
-    tb_curves = {f"RED*, {m}": pooled_km("testbed", f"ecn_mode_label = '{m}'") for m in ECN_MODES}
-    tb_ref = pooled_km("testbed", "reference")
+    tb_km = KaplanMeierSource(
+        results, np.union1d(CDF_GRID_S, ccdf_grid(HORIZON_S["testbed"]))
+    )
+    tb_curves = {f"RED*, {m}": tb_km("testbed", f"ecn_mode_label = '{m}'") for m in ECN_MODES}
+    tb_ref = tb_km("testbed", "reference")
     found.figure(
         "fig11-testbed-cdf",
         "Figure 11: testbed response-time CDFs (Kaplan-Meier)",
@@ -2099,7 +2110,7 @@ def ccdf_figure(
     logarithmic grid up to the horizon of the restricted means."""
     fig = Figure(figsize=(5.6, 4.0), layout="constrained")
     ax = fig.subplots()
-    x = np.logspace(-2, math.log10(horizon_s), 400)
+    x = ccdf_grid(horizon_s)
     for label, km in [*curves.items(), ("uncongested network (100 Mb/s)", reference)]:
         if not len(km):
             continue
@@ -2114,6 +2125,11 @@ def ccdf_figure(
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize="small", loc="lower left")
     return fig
+
+
+def ccdf_grid(horizon_s: float) -> np.ndarray:
+    """Where Figure 12 draws the CCDFs: 400 points, logarithmic from 10 ms to the horizon."""
+    return np.logspace(-2, math.log10(horizon_s), 400)
 
 
 def model_figure(mod: pd.DataFrame) -> Figure:
