@@ -138,7 +138,7 @@ def test_results_open_each_part_once_and_read_one_runs_table(
     )
     results = repro.Results(out, "quick", ("buffers",))
     con = results.open("buffers")
-    assert results.open("buffers") is con and len(opened) == 1  # verified once
+    assert results.open("buffers") is con and len(opened) == 1
     for run_id in [r[0] for r in con.execute("SELECT run_id FROM runs").fetchall()]:
         own = results.run_table("buffers", run_id, "links", ["link", "drops"])
         assert list(own.columns) == ["link", "drops"]
@@ -148,6 +148,19 @@ def test_results_open_each_part_once_and_read_one_runs_table(
         assert own.sort_values("link").to_dict("list") == view.to_dict("list")
     with pytest.raises(KeyError, match="no part 'other'"):
         results.open("other")
+
+
+def test_reproduce_recomputes_a_damaged_run_before_deciding(tmp_path: Path) -> None:
+    out = tmp_path / "toy"
+    repro.reproduce(Toy(), "quick", out, jobs=2, progress=False, max_looks=1)
+    before = json.loads((out / "claims.json").read_text())["claims"]
+    run = next((out / "sweeps" / "buffers" / "runs").iterdir())
+    table = run / "links.parquet"
+    table.write_bytes(table.read_bytes()[:-40])  # truncated: its hash no longer matches
+    again = repro.reproduce(Toy(), "quick", out, jobs=2, progress=False, max_looks=1)
+    assert again.sweeps["buffers"].damaged == 1 and again.sweeps["buffers"].done == 1
+    assert store.verify(out / "sweeps" / "buffers").ok
+    assert json.loads((out / "claims.json").read_text())["claims"] == before
 
 
 def test_reproduce_adds_seeds_while_a_claim_is_unresolved(tmp_path: Path) -> None:

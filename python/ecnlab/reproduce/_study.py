@@ -273,14 +273,17 @@ class Results:
     )
 
     def open(self, part: str) -> duckdb.DuckDBPyConnection:
-        """A DuckDB connection on one part's sweep folder (tables as in ``docs/results.md``).
+        """A DuckDB connection on one part's sweep folder (tables as in ``docs/results.md``),
+        opened once: later calls return the same connection.
 
-        The part is opened, and its runs verified against their manifests, once: later calls
-        return the same connection (a full mode's parts hold tens of gigabytes)."""
+        The runs are not verified again here: :func:`reproduce` has just passed every part
+        through :func:`~ecnlab.sweep.run_sweep`, which checks each stored run of the look against
+        its manifest (recomputing a damaged one) and writes the new ones with their hashes. (A
+        full mode's parts hold tens of gigabytes: hashing them once more took minutes a look.)"""
         if part not in self.parts:
             raise KeyError(f"no part {part!r} in this reproduction ({', '.join(self.parts)})")
         if part not in self._connections:
-            self._connections[part] = store.open_results(self.out / "sweeps" / part)
+            self._connections[part] = store.open_results(self.out / "sweeps" / part, check=False)
         return self._connections[part]
 
     def run_table(
@@ -288,7 +291,6 @@ class Results:
     ) -> pd.DataFrame:
         """``columns`` of one stored table of one run of ``part``, read from that run's own
         file (a query on the part's view of the table reads every run's file)."""
-        self.open(part)  # verifies the part's runs once
         run_dir = store.SweepDir(self.out / "sweeps" / part).runs / run_id
         return store.read_table(run_dir, table, columns).to_pandas()
 
