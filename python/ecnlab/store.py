@@ -654,9 +654,9 @@ class SweepDir:
                         f"another sweep is writing to {self.root}; wait for it to finish"
                     ) from None
             for entry in self.runs.iterdir():
-                # Ours (by name) and nobody else's (we hold the lock): a killed sweep's
-                # half-written run, never a complete one.
-                if _TMP_RUN.match(entry.name) and entry.is_dir():
+                # Ours (by name) and no live writer's (a worker of a killed sweep may still
+                # be writing): a half-written run, never a complete one.
+                if _TMP_RUN.match(entry.name) and entry.is_dir() and _abandoned(entry):
                     shutil.rmtree(entry, ignore_errors=True)
             yield
 
@@ -772,8 +772,12 @@ class SweepDir:
     def write_run(self, result: Result) -> Path:
         """Store a run under its id; clear an error recorded by an earlier attempt."""
         written = write_run(result, self.runs / result.run_id)
-        (self.errors / f"{result.run_id}.json").unlink(missing_ok=True)
+        self.clear_error(result.run_id)
         return written
+
+    def clear_error(self, run_id: str) -> None:
+        """Forget the error an earlier attempt of a run recorded (the run is stored now)."""
+        (self.errors / f"{run_id}.json").unlink(missing_ok=True)
 
     def write_error(self, record: dict[str, Any], error: dict[str, Any]) -> Path:
         """Record why a run failed, in ``errors/<run_id>.json``."""

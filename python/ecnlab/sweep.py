@@ -477,6 +477,32 @@ def simulate(
         }
 
 
+def simulate_and_store(
+    scenario: dict[str, Any], seed: int, memory_budget: float | None, runs_dir: str
+) -> tuple[str, Any]:
+    """Worker entry point on the machine of the sweep folder: run one scenario and store it in
+    ``runs_dir/<run_id>`` (:func:`ecnlab.store.write_run`, atomic), so its tables are written
+    where they were made instead of crossing to the parent (a web run's are hundreds of MB).
+    Never raises for a failing run.
+
+    Returns:
+        ``("stored", run_id)`` or ``("error", {"type", "message"[, "traceback"]})``.
+    """
+    status, payload = simulate(scenario, seed, memory_budget)
+    if status != "ok":
+        return status, payload
+    out = Path(runs_dir) / payload.run_id
+    try:
+        store.write_run(payload, out)
+    except (OSError, store.RunExistsError) as e:
+        # A worker of a pool restarted after another worker died may have stored this same
+        # run (same scenario and seed) meanwhile: an intact one is as good as ours.
+        if out.is_dir() and not store.run_problems(out, run_id=payload.run_id):
+            return "stored", payload.run_id
+        return "error", {"type": type(e).__name__, "message": str(e)}
+    return "stored", payload.run_id
+
+
 class _Backend:
     """A ``concurrent.futures`` executor plus what the sweep loop needs to know about it."""
 
@@ -484,6 +510,9 @@ class _Backend:
     max_in_flight: int | None = None
     memory_budget: float | None = None
     """Passed to every run (None: each run's default)."""
+    store_in: Path | None = None
+    """Where workers that share the parent's file system store their runs themselves
+    (:func:`simulate_and_store`); None: they return the results and the parent stores them."""
 
     def submit(self, spec: RunSpec) -> cf.Future[tuple[str, Any]]:
         raise NotImplementedError
@@ -513,6 +542,10 @@ class _LocalBackend(_Backend):
         return cf.ProcessPoolExecutor(self.jobs, mp_context=multiprocessing.get_context("spawn"))
 
     def submit(self, spec: RunSpec) -> cf.Future[tuple[str, Any]]:
+        if self.store_in is not None:
+            return self._pool.submit(
+                simulate_and_store, spec.scenario, spec.seed, self.memory_budget, str(self.store_in)
+            )
         return self._pool.submit(simulate, spec.scenario, spec.seed, self.memory_budget)
 
     def worker_died(self, exc: BaseException) -> bool:
@@ -668,6 +701,8 @@ def run_sweep(
             )
             if memory_budget is not None:
                 chosen.memory_budget = memory_budget_bytes(memory_budget)
+            if backend == "local":
+                chosen.store_in = sweep_dir.runs
             with _Display(sweep.name, len(todo), enabled=progress) as display:
                 _execute(todo, chosen, sweep_dir, report, retries, display)
     report.wall_s = time.perf_counter() - start
@@ -765,6 +800,10 @@ def _store(
     spec: RunSpec, outcome: tuple[str, Any], sweep_dir: store.SweepDir, report: SweepReport
 ) -> None:
     status, payload = outcome
+    if status == "stored":  # by the worker, under spec.run_id
+        sweep_dir.clear_error(spec.run_id)
+        report.done += 1
+        return
     if status == "ok":
         result: Result = payload
         try:
