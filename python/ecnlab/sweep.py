@@ -31,9 +31,11 @@ Each run's scenario is built as base, then ``[set]``, then the axes in order, th
 path or value stops the sweep up-front with a message naming the axis and the field.
 
 Runs go through a ``concurrent.futures``-shaped executor: a process pool (local backend) or a
-``distributed`` client (Dask backend). Workers only simulate; this process writes each result
-into ``DIR/runs/<run_id>/`` (:mod:`ecnlab.store`), so the store has one writer and the Dask
-workers need no shared file system. A run already stored is skipped; a run that raises is
+``distributed`` client (Dask backend). Each run lands in ``DIR/runs/<run_id>/`` by the atomic
+:func:`ecnlab.store.write_run`: local workers, on the store's machine, write their own runs
+(:func:`simulate_and_store`); Dask workers only simulate and this process writes their results,
+so they need no shared file system. The lock on ``DIR`` is this process's (one sweep at a time
+writes a folder). A run already stored is skipped; a run that raises is
 recorded in ``DIR/errors/<run_id>.json`` and the others go on; a run whose worker dies is
 retried (local: up to ``retries`` times; Dask: by the scheduler's own retry policy).
 """
