@@ -446,23 +446,25 @@ def test_dead_worker_run_is_retried(tmp_path: Path) -> None:
 def test_a_worker_stores_its_run_as_the_parent_would(
     small_result: ecnlab.Result, tmp_path: Path
 ) -> None:
-    runs = tmp_path / "runs"
+    folder = tmp_path / "sweep"
     scenario, seed = small_result.scenario, small_result.seed
-    status, run_id = sweep_mod.simulate_and_store(scenario, seed, None, str(runs))
+    status, run_id = sweep_mod.simulate_and_store(scenario, seed, None, str(folder))
     assert (status, run_id) == ("stored", small_result.run_id)
-    assert_tables_identical(small_result.tables, store.read_run(runs / run_id).tables)
+    stored = SweepDir(folder).runs / run_id
+    assert_tables_identical(small_result.tables, store.read_run(stored).tables)
     # Stored meanwhile by another worker (a pool restarted after a death): intact, so done.
-    assert sweep_mod.simulate_and_store(scenario, seed, None, str(runs)) == ("stored", run_id)
+    assert sweep_mod.simulate_and_store(scenario, seed, None, str(folder)) == ("stored", run_id)
     # Something else in the way: an error naming it, and nothing of it destroyed.
-    foreign = tmp_path / "foreign" / run_id
+    other = tmp_path / "other"
+    foreign = SweepDir(other).runs / run_id
     foreign.mkdir(parents=True)
     (foreign / "notes.txt").write_text("mine")
-    status, error = sweep_mod.simulate_and_store(scenario, seed, None, str(foreign.parent))
+    status, error = sweep_mod.simulate_and_store(scenario, seed, None, str(other))
     assert status == "error" and "is not an ecnlab run" in error["message"]
     assert [p.name for p in foreign.iterdir()] == ["notes.txt"]
     # A failing run is reported as simulate reports it.
     bad = {**scenario, "duration_s": -1.0}
-    status, error = sweep_mod.simulate_and_store(bad, seed, None, str(runs))
+    status, error = sweep_mod.simulate_and_store(bad, seed, None, str(folder))
     assert status == "error" and "duration_s" in error["message"] and "Traceback" in error["traceback"]
 
 

@@ -172,21 +172,15 @@ def read_run(run_dir: PathLike, tables: Collection[str] | None = None) -> Result
     if problems:
         raise CorruptRunError(f"{path}: damaged run: {'; '.join(problems)}")
     manifest = _read_manifest(path)
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
     stored = manifest["tables"]
     missing = sorted(set(tables or ()) - set(stored))
     if missing:
         raise CorruptRunError(f"{path}: the run has no {', '.join(missing)} table")
-    read: dict[str, pa.Table] = {}
-    for name, entry in stored.items():
-        if tables is not None and name not in tables:
-            continue
-        try:
-            read[name] = pq.read_table(path / entry["file"])
-        except (OSError, pa.ArrowException) as e:
-            raise CorruptRunError(f"{path}: cannot read {entry['file']}: {e}") from None
+    read = {
+        name: _read_table_file(path, entry)
+        for name, entry in stored.items()
+        if tables is None or name in tables
+    }
     summary = {k: (math.nan if v is None else v) for k, v in manifest["summary"].items()}
     return Result(
         tables=read, summary=summary, scenario=manifest["scenario"], seed=manifest["seed"]
@@ -203,18 +197,25 @@ def read_table(
         CorruptRunError: the manifest is unreadable, has no table ``table``, or its file cannot
             be read (a missing column among them).
     """
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
     path = Path(run_dir)
     entry = _read_manifest(path)["tables"].get(table)
     if entry is None:
         raise CorruptRunError(f"{path}: the run has no {table} table")
+    return _read_table_file(path, entry, columns)
+
+
+def _read_table_file(
+    run_dir: Path, entry: dict[str, Any], columns: Sequence[str] | None = None
+) -> pa.Table:
+    """The Parquet file of a manifest's table ``entry`` (CorruptRunError if unreadable)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
     selected = None if columns is None else list(columns)
     try:
-        return pq.read_table(path / entry["file"], columns=selected)
+        return pq.read_table(run_dir / entry["file"], columns=selected)
     except (OSError, pa.ArrowException) as e:
-        raise CorruptRunError(f"{path}: cannot read {entry['file']}: {e}") from None
+        raise CorruptRunError(f"{run_dir}: cannot read {entry['file']}: {e}") from None
 
 
 # --- writing ---------------------------------------------------------------------------
@@ -772,12 +773,8 @@ class SweepDir:
     def write_run(self, result: Result) -> Path:
         """Store a run under its id; clear an error recorded by an earlier attempt."""
         written = write_run(result, self.runs / result.run_id)
-        self.clear_error(result.run_id)
+        (self.errors / f"{result.run_id}.json").unlink(missing_ok=True)
         return written
-
-    def clear_error(self, run_id: str) -> None:
-        """Forget the error an earlier attempt of a run recorded (the run is stored now)."""
-        (self.errors / f"{run_id}.json").unlink(missing_ok=True)
 
     def write_error(self, record: dict[str, Any], error: dict[str, Any]) -> Path:
         """Record why a run failed, in ``errors/<run_id>.json``."""

@@ -480,10 +480,10 @@ def simulate(
 
 
 def simulate_and_store(
-    scenario: dict[str, Any], seed: int, memory_budget: float | None, runs_dir: str
+    scenario: dict[str, Any], seed: int, memory_budget: float | None, sweep_dir: str
 ) -> tuple[str, Any]:
     """Worker entry point on the machine of the sweep folder: run one scenario and store it in
-    ``runs_dir/<run_id>`` (:func:`ecnlab.store.write_run`, atomic), so its tables are written
+    ``sweep_dir`` (:meth:`ecnlab.store.SweepDir.write_run`, atomic), so its tables are written
     where they were made instead of crossing to the parent (a web run's are hundreds of MB).
     Never raises for a failing run.
 
@@ -493,16 +493,21 @@ def simulate_and_store(
     status, payload = simulate(scenario, seed, memory_budget)
     if status != "ok":
         return status, payload
-    out = Path(runs_dir) / payload.run_id
+    return _write(store.SweepDir(sweep_dir), payload)
+
+
+def _write(sweep_dir: store.SweepDir, result: Result) -> tuple[str, Any]:
+    """Store a result: ``("stored", run_id)`` or ``("error", {"type", "message"})``."""
     try:
-        store.write_run(payload, out)
+        sweep_dir.write_run(result)
     except (OSError, store.RunExistsError) as e:
         # A worker of a pool restarted after another worker died may have stored this same
         # run (same scenario and seed) meanwhile: an intact one is as good as ours.
-        if out.is_dir() and not store.run_problems(out, run_id=payload.run_id):
-            return "stored", payload.run_id
+        out = sweep_dir.runs / result.run_id
+        if out.is_dir() and not store.run_problems(out, run_id=result.run_id):
+            return "stored", result.run_id
         return "error", {"type": type(e).__name__, "message": str(e)}
-    return "stored", payload.run_id
+    return "stored", result.run_id
 
 
 class _Backend:
@@ -704,7 +709,7 @@ def run_sweep(
             if memory_budget is not None:
                 chosen.memory_budget = memory_budget_bytes(memory_budget)
             if backend == "local":
-                chosen.store_in = sweep_dir.runs
+                chosen.store_in = sweep_dir.root
             with _Display(sweep.name, len(todo), enabled=progress) as display:
                 _execute(todo, chosen, sweep_dir, report, retries, display)
     report.wall_s = time.perf_counter() - start
@@ -802,19 +807,11 @@ def _store(
     spec: RunSpec, outcome: tuple[str, Any], sweep_dir: store.SweepDir, report: SweepReport
 ) -> None:
     status, payload = outcome
-    if status == "stored":  # by the worker, under spec.run_id
-        sweep_dir.clear_error(spec.run_id)
+    if status == "ok":  # returned by the worker: store it here
+        status, payload = _write(sweep_dir, payload)
+    if status == "stored":
         report.done += 1
         return
-    if status == "ok":
-        result: Result = payload
-        try:
-            sweep_dir.write_run(result)
-        except (OSError, store.RunExistsError) as e:
-            status, payload = "error", {"type": type(e).__name__, "message": str(e)}
-        else:
-            report.done += 1
-            return
     report.failed += 1
     report.errors[spec.run_id] = payload["message"]
     sweep_dir.write_error(spec.record(), payload)

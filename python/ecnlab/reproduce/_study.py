@@ -286,13 +286,16 @@ class Results:
             self._connections[part] = store.open_results(self.out / "sweeps" / part, check=False)
         return self._connections[part]
 
+    def run_dir(self, part: str, run_id: str) -> Path:
+        """The folder of one stored run of ``part``."""
+        return store.SweepDir(self.out / "sweeps" / part).runs / run_id
+
     def run_table(
         self, part: str, run_id: str, table: str, columns: Sequence[str]
     ) -> pd.DataFrame:
         """``columns`` of one stored table of one run of ``part``, read from that run's own
         file (a query on the part's view of the table reads every run's file)."""
-        run_dir = store.SweepDir(self.out / "sweeps" / part).runs / run_id
-        return store.read_table(run_dir, table, columns).to_pandas()
+        return store.read_table(self.run_dir(part, run_id), table, columns).to_pandas()
 
 
 class Study:

@@ -1524,8 +1524,7 @@ def model_measures(results: Results) -> pd.DataFrame:
     rows = []
     for run_id, seed in zip(runs["run_id"], runs["seed"]):
         res = store.read_run(
-            store.SweepDir(results.out / "sweeps" / "model").runs / run_id,
-            tables=("links", "queue_samples", "sojourn"),
+            results.run_dir("model", run_id), tables=("links", "queue_samples", "sojourn")
         )
         q = measure_queue(res, MODEL_CAPACITY_BPS, MODEL_DELAY_S, PACKET_BYTES)
         rows.append(
