@@ -60,6 +60,8 @@ impl Simulation {
             net,
             line_of: HashMap::new(),
             conns: Vec::new(),
+            routes: Vec::new(),
+            timers: Vec::new(),
             free_conns: Vec::new(),
             workloads: Vec::new(),
             actions: Vec::new(),
