@@ -1,6 +1,5 @@
 //! Building a run: the network, the endpoint parameter sets and the workloads from a scenario.
 
-use std::collections::HashMap;
 use std::time::Instant;
 
 use super::conn::{HostParams, ParamSet};
@@ -57,8 +56,8 @@ impl Simulation {
             events: EventQueue::with_bucket_width(tx_time(1500, fastest)),
             n_events: 0,
             pool: PacketPool::new(),
+            line_of: vec![Vec::new(); net.links.len()],
             net,
-            line_of: HashMap::new(),
             conns: Vec::new(),
             routes: Vec::new(),
             timers: Vec::new(),

@@ -17,7 +17,6 @@ mod estimate;
 mod network;
 mod recorder;
 
-use std::collections::HashMap;
 use std::ops::Range;
 use std::time::Instant;
 
@@ -66,8 +65,9 @@ pub struct Simulation {
     n_events: u64,
     pool: PacketPool,
     net: Network,
-    /// Delay line index per (link it follows, delay): consulted when a flow opens, never per packet.
-    line_of: HashMap<(LinkId, SimTime), u32>,
+    /// The delay lines after each link (indexed by it), as (delay, line index) sorted by delay:
+    /// consulted when a flow opens, never per packet.
+    line_of: Vec<Vec<(SimTime, u32)>>,
     delay_grid: SimTime,
     conns: Vec<Conn>,
     /// Each connection slot's route and timers, apart from its `Conn` (read per packet and per

@@ -297,11 +297,16 @@ impl Simulation {
 
     /// The delay line of `delay` after link `after`, created on first use.
     fn line(&mut self, after: LinkId, delay: SimTime) -> u32 {
-        let net = &mut self.net;
-        *self.line_of.entry((after, delay)).or_insert_with(|| {
-            net.lines.push(DelayLine::new(delay));
-            net.feeds_line[after as usize] = true;
-            (net.lines.len() - 1) as u32
-        })
+        let lines = &mut self.line_of[after as usize];
+        match lines.binary_search_by_key(&delay, |&(d, _)| d) {
+            Ok(i) => lines[i].1,
+            Err(i) => {
+                let k = self.net.lines.len() as u32;
+                self.net.lines.push(DelayLine::new(delay));
+                self.net.feeds_line[after as usize] = true;
+                lines.insert(i, (delay, k));
+                k
+            }
+        }
     }
 }
