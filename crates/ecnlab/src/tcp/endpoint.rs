@@ -656,7 +656,7 @@ impl Endpoint {
             self.board.update(sack.as_slice(), ack.max(self.snd_una), self.snd_max);
             if self.rack_on {
                 let dsack = self.board.dsacks > dsacks;
-                rack_lost = self.rack_ack(ctx.now, ack.max(self.snd_una), dsack, ctx);
+                rack_lost = self.rack_ack(ctx.now, ack.max(self.snd_una), true, dsack, ctx);
             }
         }
         let delivered = (ack.max(self.snd_una) + self.board.sacked_bytes).saturating_sub(delivered_before);
@@ -920,11 +920,13 @@ impl Endpoint {
     }
 
     /// RACK on an ACK (RFC 8985 6.2 steps 2-5) and TLP's check of its probe (7.4): returns
-    /// whether RACK marked a segment lost.
-    fn rack_ack(&mut self, now: SimTime, snd_una: u64, dsack: bool, ctx: &SegmentCtx) -> bool {
+    /// whether RACK marked a segment lost. `newly_sacked`: the scoreboard has just taken an
+    /// ACK's blocks (false when RACK's timer calls).
+    fn rack_ack(&mut self, now: SimTime, snd_una: u64, newly_sacked: bool, dsack: bool, ctx: &SegmentCtx) -> bool {
         let info = self.rtt.info();
         let board = &self.board;
-        self.rack.on_ack(snd_una, |s, e| board.covers(s, e), now, info.min_rtt);
+        let pieces: &[(u64, u64)] = if newly_sacked { &board.newly_sacked } else { &[] };
+        self.rack.on_ack(snd_una, pieces, |s, e| board.covers(s, e), now, info.min_rtt);
         let sacked_segs = self.board.sacked_bytes / self.w.mss;
         let reo_wnd = self.rack.reo_wnd(dsack, (snd_una, self.snd_max), self.in_recovery, sacked_segs, info);
         let board = &mut self.board;
@@ -1335,7 +1337,7 @@ impl Endpoint {
         if self.reo_at <= ctx.now {
             // RACK's reordering timer (RFC 8985 6.3): the segments whose time is up are lost.
             self.reo_at = OFF;
-            let lost = self.rack_ack(ctx.now, self.snd_una, false, ctx);
+            let lost = self.rack_ack(ctx.now, self.snd_una, false, false, ctx);
             if lost && !self.in_recovery && self.may_fast_retransmit(self.snd_una, ctx.params) {
                 self.enter_fast_recovery(ctx, 0); // a timer delivers nothing
             }

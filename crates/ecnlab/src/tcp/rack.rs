@@ -75,8 +75,11 @@ impl Rack {
     /// scoreboard after it. Updates RACK.xmit_ts / end_seq / rtt from every segment newly
     /// delivered (RFC 8985 6.2 step 2, with its guard against the ACK of an original
     /// transmission being taken for the retransmission's: an RTT below min_rtt is ignored) and
-    /// notes reordering (step 3).
-    pub fn on_ack(&mut self, snd_una: u64, is_sacked: impl Fn(u64, u64) -> bool, now: SimTime, min_rtt: SimTime) {
+    /// notes reordering (step 3). `newly_sacked`: the bytes this ACK SACKed anew
+    /// ([`super::sack::Scoreboard::newly_sacked`], sorted by start); only segments that overlap
+    /// them can have become SACKed (the scoreboard's ranges are maximal), and they are visited in
+    /// sequence order, as a search of every segment would.
+    pub fn on_ack(&mut self, snd_una: u64, newly_sacked: &[(u64, u64)], is_sacked: impl Fn(u64, u64) -> bool, now: SimTime, min_rtt: SimTime) {
         let update = |rack: &mut Rack, s: &SentSeg| {
             let rtt = now - s.xmit;
             if s.retransmitted && rtt < min_rtt {
@@ -98,12 +101,15 @@ impl Rack {
                 update(self, &s);
             }
         }
-        for i in 0..self.segs.len() {
-            let s = self.segs[i];
-            if !s.sacked && is_sacked(s.start, s.end) {
-                self.segs[i].sacked = true;
-                self.segs[i].lost = false;
-                update(self, &s);
+        for &(a, b) in newly_sacked {
+            let mut i = self.segs.partition_point(|s| s.end <= a);
+            while let Some(s) = self.segs.get(i).copied().filter(|s| s.start < b) {
+                if !s.sacked && is_sacked(s.start, s.end) {
+                    self.segs[i].sacked = true;
+                    self.segs[i].lost = false;
+                    update(self, &s);
+                }
+                i += 1;
             }
         }
     }
@@ -139,12 +145,17 @@ impl Rack {
     /// marked; returns when the reordering timer must fire for the others (None: not needed).
     pub fn detect_loss(&mut self, now: SimTime, reo_wnd: SimTime, mut lost: impl FnMut(u64, u64)) -> Option<SimTime> {
         let mut timeout: Option<SimTime> = None;
+        let newest = (self.xmit_ts, self.end_seq);
         for s in self.segs.iter_mut() {
-            if s.sacked || s.lost {
-                continue;
+            let sent_after = (s.xmit, s.end) >= newest;
+            if sent_after && !s.retransmitted {
+                // First transmissions go out in sequence order, and a retransmission only
+                // moves a segment's time later: every segment after this one was sent after
+                // the most recently delivered too.
+                break;
             }
-            if (s.xmit, s.end) >= (self.xmit_ts, self.end_seq) {
-                continue; // not sent before the most recently delivered segment
+            if s.sacked || s.lost || sent_after {
+                continue; // delivered, already lost, or not sent before the most recently delivered
             }
             let deadline = s.xmit + self.rtt + reo_wnd;
             if deadline <= now {
@@ -209,7 +220,7 @@ mod tests {
         }
         // Segment 2 (sent at 1 ms) is SACKed 101 ms after being sent: segment 1, sent at 0,
         // has waited RACK.rtt (100 ms) and is lost once reo_wnd has passed too.
-        rack.on_ack(1, |s, _| s == 1001, 101 * MS, 100 * MS);
+        rack.on_ack(1, &[(1001, 2001)], |s, _| s == 1001, 101 * MS, 100 * MS);
         let mut lost = vec![];
         let timer = rack.detect_loss(101 * MS, 25 * MS, |s, e| lost.push((s, e)));
         assert!(lost.is_empty());
@@ -230,7 +241,7 @@ mod tests {
         rack.on_send(1, 1001, 90 * MS, true); // retransmitted at 90 ms
         // Cumulatively ACKed at 100 ms: 10 ms after the retransmission, below min_rtt (80 ms):
         // it was the original's ACK; RACK keeps no state from it.
-        rack.on_ack(1001, |_, _| false, 100 * MS, 80 * MS);
+        rack.on_ack(1001, &[], |_, _| false, 100 * MS, 80 * MS);
         assert_eq!((rack.xmit_ts, rack.rtt), (0, 0));
     }
 
@@ -251,5 +262,71 @@ mod tests {
         assert_eq!(probe_timeout(Some(50 * MS), 10), 100 * MS);
         assert_eq!(probe_timeout(Some(50 * MS), 1), 300 * MS);
         assert_eq!(probe_timeout(None, 3), 1000 * MS);
+    }
+
+    /// RACK's two searches as RFC 8985 states them, over every segment in flight.
+    fn reference_loss(rack: &Rack, now: SimTime, reo_wnd: SimTime) -> (Vec<(u64, u64)>, Option<SimTime>) {
+        let mut lost = vec![];
+        let mut timeout: Option<SimTime> = None;
+        for s in rack.segs.iter().filter(|s| !s.sacked && !s.lost && (s.xmit, s.end) < (rack.xmit_ts, rack.end_seq)) {
+            let deadline = s.xmit + rack.rtt + reo_wnd;
+            if deadline <= now {
+                lost.push((s.start, s.end));
+            } else {
+                timeout = Some(timeout.map_or(deadline, |t| t.min(deadline)));
+            }
+        }
+        (lost, timeout)
+    }
+
+    #[test]
+    fn the_searches_that_stop_early_find_what_full_scans_find() {
+        use crate::engine::Rng;
+        use crate::tcp::sack::Scoreboard;
+        for seed in 0..200 {
+            let mut rng = Rng::from_seed(seed);
+            let (mut rack, mut board) = (Rack::new(), Scoreboard::default());
+            let (mut now, mut snd_una, mut snd_max) = (0, 0, 0);
+            for _ in 0..300 {
+                now += rng.below(3 * MS);
+                match rng.below(4) {
+                    0 | 1 => {
+                        rack.on_send(snd_max, snd_max + 1000, now, false);
+                        snd_max += 1000;
+                    }
+                    2 if snd_max > snd_una => {
+                        // Retransmit a segment in flight.
+                        let seq = snd_una + rng.below((snd_max - snd_una) / 1000) * 1000;
+                        rack.on_send(seq, seq + 1000, now, true);
+                    }
+                    _ if snd_max > snd_una => {
+                        // An ACK: the cumulative point moves, or a block is SACKed.
+                        if rng.below(2) == 0 {
+                            snd_una += rng.below((snd_max - snd_una) / 1000 + 1) * 1000;
+                            board.advance(snd_una);
+                        } else {
+                            let seq = snd_una + rng.below((snd_max - snd_una) / 1000) * 1000;
+                            board.update(&[(seq, seq + 1000 * (1 + rng.below(3)))], snd_una, snd_max);
+                        }
+                        let mut full = rack.clone();
+                        let b = &board;
+                        rack.on_ack(snd_una, &b.newly_sacked, |s, e| b.covers(s, e), now, 0);
+                        // The reference visits every segment.
+                        full.on_ack(snd_una, &[(0, u64::MAX)], |s, e| b.covers(s, e), now, 0);
+                        assert_eq!(rack.segs, full.segs, "seed {seed}: SACKed segments");
+                        for s in &rack.segs {
+                            assert_eq!(s.sacked, b.covers(s.start, s.end), "seed {seed}: [{}, {}) SACKed", s.start, s.end);
+                        }
+                        assert_eq!((rack.xmit_ts, rack.end_seq, rack.rtt), (full.xmit_ts, full.end_seq, full.rtt));
+                        let reo_wnd = rng.below(5 * MS);
+                        let want = reference_loss(&rack, now, reo_wnd);
+                        let mut lost = vec![];
+                        let timeout = rack.detect_loss(now, reo_wnd, |s, e| lost.push((s, e)));
+                        assert_eq!((lost, timeout), want, "seed {seed}: losses and timer");
+                    }
+                    _ => {}
+                }
+            }
+        }
     }
 }

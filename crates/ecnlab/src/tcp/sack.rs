@@ -30,6 +30,23 @@ pub fn insert_range(ranges: &mut Vec<(u64, u64)>, s: u64, e: u64) -> u64 {
     (e - s) - covered
 }
 
+/// Appends to `out` the pieces of [s, e) that no range of `ranges` (sorted, disjoint) holds.
+fn gaps(ranges: &[(u64, u64)], s: u64, e: u64, out: &mut Vec<(u64, u64)>) {
+    let mut at = s;
+    for r in &ranges[ranges.partition_point(|r| r.1 <= s)..] {
+        if r.0 >= e {
+            break;
+        }
+        if r.0 > at {
+            out.push((at, r.0));
+        }
+        at = at.max(r.1);
+    }
+    if at < e {
+        out.push((at, e));
+    }
+}
+
 /// The receiver's side: which blocks the next ACK reports.
 ///
 /// RFC 2018 section 4: the first block holds the segment that triggered the ACK, the others
@@ -100,6 +117,9 @@ pub struct Scoreboard {
     sacked: Vec<(u64, u64)>,
     /// Bytes in `sacked`.
     pub sacked_bytes: u64,
+    /// The bytes the last [`Scoreboard::update`] SACKed that were not SACKed before, as
+    /// disjoint [start, end) pieces sorted by start: where RACK looks for newly SACKed segments.
+    pub newly_sacked: Vec<(u64, u64)>,
     /// RFC 6675 HighRxt: one past the highest byte retransmitted in this recovery.
     pub high_rxt: u64,
     /// RFC 6675 RescueRxt: the recovery point when the rescue retransmission went out.
@@ -155,6 +175,7 @@ impl Scoreboard {
     /// SACKed are D-SACKs (counted); parts outside [snd_una, snd_max) are ignored.
     pub fn update(&mut self, blocks: &[(u64, u64)], snd_una: u64, snd_max: u64) -> u64 {
         let mut new = 0;
+        self.newly_sacked.clear();
         for (i, &(s, e)) in blocks.iter().enumerate() {
             let dsack = i == 0 && (e <= snd_una || self.covers(s, e));
             if dsack {
@@ -163,16 +184,20 @@ impl Scoreboard {
             }
             let (s, e) = (s.max(snd_una), e.min(snd_max));
             if s < e {
+                gaps(&self.sacked, s, e, &mut self.newly_sacked);
                 new += insert_range(&mut self.sacked, s, e);
             }
         }
+        self.newly_sacked.sort_unstable();
         self.sacked_bytes += new;
         new
     }
 
     /// Whether [s, e) is all SACKed.
     pub fn covers(&self, s: u64, e: u64) -> bool {
-        self.sacked.iter().any(|r| r.0 <= s && e <= r.1)
+        // The ranges are sorted and disjoint: the only candidate is the first that reaches e.
+        let i = self.sacked.partition_point(|r| r.1 < e);
+        self.sacked.get(i).is_some_and(|r| r.0 <= s)
     }
 
     /// The cumulative ACK moved to `snd_una`: forget what it covers.
@@ -492,5 +517,34 @@ mod tests {
         prr.on_send(MSS);
         assert_eq!(prr.on_ack(MSS, 4 * MSS, 10 * MSS, MSS), 2 * MSS);
         assert_eq!(prr.on_ack(MSS, 9 * MSS + 500, 10 * MSS, MSS), 500);
+    }
+
+    #[test]
+    fn covers_is_containment_in_one_range() {
+        let mut b = Scoreboard::default();
+        for (s, e) in [(10, 20), (30, 40), (50, 60)] {
+            b.update(&[(s, e)], 0, 100);
+        }
+        for s in 0..70 {
+            for e in s..70 {
+                let want = [(10, 20), (30, 40), (50, 60)].iter().any(|&(a, z)| a <= s && e <= z);
+                assert_eq!(b.covers(s, e), want, "[{s}, {e})");
+            }
+        }
+    }
+
+    #[test]
+    fn an_update_names_the_bytes_it_sacked_anew() {
+        let mut b = Scoreboard::default();
+        b.update(&[(30, 40), (10, 20)], 0, 100);
+        assert_eq!(b.newly_sacked, vec![(10, 20), (30, 40)], "sorted by start");
+        // A block over both ranges and beyond: the gap between them and the part above.
+        b.update(&[(15, 50)], 0, 100);
+        assert_eq!(b.newly_sacked, vec![(20, 30), (40, 50)]);
+        b.update(&[(12, 18)], 0, 100);
+        assert!(b.newly_sacked.is_empty(), "a D-SACK adds nothing");
+        b.update(&[(60, 70), (5, 12), (45, 65)], 0, 100);
+        assert_eq!(b.newly_sacked, vec![(5, 10), (50, 60), (60, 70)], "(60, 65) came with the first block");
+        assert_eq!(b.sacked_bytes, 70 - 5);
     }
 }
