@@ -39,6 +39,10 @@ pub struct SentSeg {
 pub struct Rack {
     /// Segments in flight (above snd_una), in sequence order.
     segs: VecDeque<SentSeg>,
+    /// (time, start) of every transmission, in the order sent (so by time): the loss search
+    /// walks it from the oldest. An entry whose segment has since been delivered, marked lost
+    /// or sent again is stale, and is dropped when the search meets it at the front.
+    by_time: VecDeque<(SimTime, u64)>,
     /// RACK.xmit_ts, RACK.end_seq: the most recently sent segment known delivered.
     xmit_ts: SimTime,
     end_seq: u64,
@@ -65,9 +69,11 @@ impl Rack {
                 s.xmit = now;
                 s.retransmitted = true;
                 s.lost = false;
+                self.by_time.push_back((now, s.start));
             }
         } else if self.segs.back().is_none_or(|s| s.end <= start) {
             self.segs.push_back(SentSeg { start, end, xmit: now, retransmitted: false, sacked: false, lost: false });
+            self.by_time.push_back((now, start));
         }
     }
 
@@ -142,30 +148,42 @@ impl Rack {
 
     /// RFC 8985 6.2 step 5 (RACK_detect_loss): marks lost every segment sent before the most
     /// recently delivered one whose time is up, calling `lost(start, end)` for each newly
-    /// marked; returns when the reordering timer must fire for the others (None: not needed).
+    /// marked (in the order they were sent); returns when the reordering timer must fire for the others (None: not needed).
     pub fn detect_loss(&mut self, now: SimTime, reo_wnd: SimTime, mut lost: impl FnMut(u64, u64)) -> Option<SimTime> {
-        let mut timeout: Option<SimTime> = None;
+        // The walk goes from the oldest transmission: a deadline (its time + RACK.rtt +
+        // reo_wnd) grows with it, so the first segment whose time is not up gives the timer
+        // and none after it can be lost. Segments sent at the most recently delivered one's time
+        // are ordered by their end (RFC 8985's RACK_sent_after), so the walk passes over those
+        // not before it.
         let newest = (self.xmit_ts, self.end_seq);
-        for s in self.segs.iter_mut() {
-            let sent_after = (s.xmit, s.end) >= newest;
-            if sent_after && !s.retransmitted {
-                // First transmissions go out in sequence order, and a retransmission only
-                // moves a segment's time later: every segment after this one was sent after
-                // the most recently delivered too.
+        let mut k = 0;
+        while let Some(&(xmit, start)) = self.by_time.get(k) {
+            let i = self.segs.partition_point(|s| s.end <= start);
+            let current = self.segs.get(i).filter(|s| s.start == start && s.xmit == xmit && !s.sacked && !s.lost);
+            let Some(&s) = current else {
+                // Stale: delivered, marked lost, or sent again since.
+                if k == 0 {
+                    self.by_time.pop_front();
+                } else {
+                    k += 1;
+                }
+                continue;
+            };
+            if xmit > newest.0 {
                 break;
             }
-            if s.sacked || s.lost || sent_after {
-                continue; // delivered, already lost, or not sent before the most recently delivered
+            if (xmit, s.end) >= newest {
+                k += 1; // sent at the same time, not before
+                continue;
             }
-            let deadline = s.xmit + self.rtt + reo_wnd;
-            if deadline <= now {
-                s.lost = true;
-                lost(s.start, s.end);
-            } else {
-                timeout = Some(timeout.map_or(deadline, |t| t.min(deadline)));
+            let deadline = xmit + self.rtt + reo_wnd;
+            if deadline > now {
+                return Some(deadline);
             }
+            self.segs[i].lost = true;
+            lost(s.start, s.end);
         }
-        timeout
+        None
     }
 
     /// After a retransmission timeout every segment not SACKed counts as lost (RFC 8985 6.3).
@@ -322,6 +340,7 @@ mod tests {
                         let want = reference_loss(&rack, now, reo_wnd);
                         let mut lost = vec![];
                         let timeout = rack.detect_loss(now, reo_wnd, |s, e| lost.push((s, e)));
+                        lost.sort_unstable(); // found in the order sent
                         assert_eq!((lost, timeout), want, "seed {seed}: losses and timer");
                     }
                     _ => {}
