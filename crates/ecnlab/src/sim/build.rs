@@ -59,8 +59,6 @@ impl Simulation {
             line_of: vec![Vec::new(); net.links.len()],
             net,
             conns: Vec::new(),
-            routes: Vec::new(),
-            timers: Vec::new(),
             free_conns: Vec::new(),
             workloads: Vec::new(),
             actions: Vec::new(),

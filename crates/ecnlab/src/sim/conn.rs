@@ -1,9 +1,7 @@
-//! A connection: its two TCP endpoints, its application's progress and its counters. Its
-//! route and timers, read on every packet and timer event, live in small arrays of their own
-//! (`Simulation::routes`, `Simulation::timers`, indexed by the connection's slot) so that
-//! forwarding a packet does not touch the connection's large state.
+//! A connection: its two TCP endpoints, its route, its application's progress and its counters.
 
 use crate::engine::SimTime;
+use crate::net::Route;
 use crate::packet::Direction;
 use crate::tcp::Endpoint;
 use crate::workload::{FlowPlan, Owner};
@@ -25,9 +23,7 @@ pub(super) struct Conn {
     /// The client's and the server's parameter sets.
     pub(super) client_params: ParamSet,
     pub(super) server_params: ParamSet,
-    /// Client and server host (indices over all client hosts and all server hosts).
-    pub(super) client_host: u32,
-    pub(super) server_host: u32,
+    pub(super) route: Route,
     pub(super) workload: u32,
     pub(super) plan: FlowPlan,
     pub(super) start: SimTime,
@@ -58,21 +54,9 @@ pub(super) struct Conn {
     pub(super) owner: Option<Owner>,
     /// The client has a request out and waits for its response (false while it thinks).
     pub(super) waiting: bool,
-}
-
-/// Deadline and generation of the live event of each of a connection slot's [`Timer`]s
-/// (indexed by it). Generations go on across the connections of a slot, so that an event left
-/// by a previous one never matches.
-#[derive(Clone, Copy, Debug)]
-pub(super) struct Timers {
-    pub(super) at: [SimTime; TIMERS],
-    pub(super) gen: [u32; TIMERS],
-}
-
-impl Default for Timers {
-    fn default() -> Timers {
-        Timers { at: [OFF; TIMERS], gen: [0; TIMERS] }
-    }
+    /// Deadline and generation of the live event of each [`Timer`] (indexed by it).
+    pub(super) timer_at: [SimTime; TIMERS],
+    pub(super) timer_gen: [u32; TIMERS],
 }
 
 /// What a connection is opened with besides its endpoints.
@@ -80,8 +64,7 @@ pub(super) struct Opening {
     pub flow_id: u64,
     pub gen: u32,
     pub params: (ParamSet, ParamSet),
-    /// Client and server host.
-    pub hosts: (u32, u32),
+    pub route: Route,
     pub workload: u32,
     pub plan: FlowPlan,
     pub rtt_ms: f64,
@@ -106,8 +89,7 @@ impl Conn {
             server,
             client_params: o.params.0,
             server_params: o.params.1,
-            client_host: o.hosts.0,
-            server_host: o.hosts.1,
+            route: o.route,
             workload: o.workload,
             plan: o.plan,
             start: now,
@@ -128,6 +110,8 @@ impl Conn {
             exchanges_done: 0,
             owner: o.owner,
             waiting,
+            timer_at: [OFF; TIMERS],
+            timer_gen: [0; TIMERS],
         }
     }
 }
@@ -144,7 +128,7 @@ pub(super) enum Timer {
     ServerPace = 5,
 }
 
-/// How many timers a connection has (the length of `Timers::at` and `Timers::gen`).
+/// How many timers a connection has (the length of `timer_at` and `timer_gen`).
 pub(super) const TIMERS: usize = 6;
 
 /// What a timer does when it expires.
@@ -240,7 +224,7 @@ mod tests {
             flow_id: 9,
             gen: 3,
             params: (HostParams::Clients as ParamSet, HostParams::Servers as ParamSet),
-            hosts: (0, 0),
+            route: Route::default(),
             workload: 1,
             plan,
             rtt_ms: 40.0,
@@ -267,6 +251,7 @@ mod tests {
         assert_eq!((c.req_end, c.resp_end), (300, 5000), "only the first exchange is expected");
         assert_eq!((c.start, c.ex_start, c.ex_index), (1_000, 1_000, 17));
         assert_eq!((c.client_cur, c.server_cur, c.drops, c.marks), (0, 0, 0, 0));
+        assert_eq!(c.timer_at, [OFF; TIMERS]);
     }
 
     #[test]
@@ -285,7 +270,7 @@ mod tests {
             assert_eq!((r.kind(), d.kind(), p.kind()), (TimerKind::Rto, TimerKind::DelayedAck, TimerKind::Pace));
             assert_eq!((r.is_server(), d.is_server(), p.is_server()), (server, server, server));
         }
-        // Indices of `Timers::at` / `Timers::gen`: TIMERS distinct slots.
+        // Indices of `timer_at` / `timer_gen`: TIMERS distinct slots.
         let mut seen = [false; TIMERS];
         for t in [
             Timer::ClientRto,

@@ -12,10 +12,10 @@
 
 use std::fmt;
 
-use super::conn::{Conn, Timers};
+use super::conn::Conn;
 use super::recorder::Snapshot;
 use crate::engine::time::{from_millis, from_secs};
-use crate::net::{LinkId, Route};
+use crate::net::LinkId;
 use crate::net::Link;
 use crate::packet::Packet;
 use crate::config::ConfigError;
@@ -136,7 +136,7 @@ pub fn estimate(s: &Scenario) -> Estimate {
     }
 
     let mut long_lived = 0.0;
-    let conn_bytes = (std::mem::size_of::<Conn>() + std::mem::size_of::<Route>() + std::mem::size_of::<Timers>()) as f64;
+    let conn_bytes = std::mem::size_of::<Conn>() as f64;
     let mut tcp = false;
     for (i, w) in s.workloads.iter().enumerate() {
         let at = |f: &str| format!("workloads[{i}].{f}");

@@ -21,13 +21,13 @@ use std::ops::Range;
 use std::time::Instant;
 
 use crate::engine::{EventQueue, SimTime};
-use crate::net::{LinkId, Network, Route};
+use crate::net::{LinkId, Network};
 use crate::packet::{PacketId, PacketKind, PacketPool};
 use crate::scenario::Scenario;
 use crate::tcp::TcpParams;
 use crate::workload::{Action, Driver, Wake};
 
-use conn::{Conn, ParamSet, Timer, Timers};
+use conn::{Conn, ParamSet, Timer};
 use recorder::Recorder;
 
 #[derive(Clone, Copy, Debug)]
@@ -70,10 +70,6 @@ pub struct Simulation {
     line_of: Vec<Vec<(SimTime, u32)>>,
     delay_grid: SimTime,
     conns: Vec<Conn>,
-    /// Each connection slot's route and timers, apart from its `Conn` (read per packet and per
-    /// timer event; see `conn`).
-    routes: Vec<Route>,
-    timers: Vec<Timers>,
     free_conns: Vec<u32>,
     workloads: Vec<Driver>,
     /// The actions a workload's driver asked for, waiting to be carried out (kept to reuse).

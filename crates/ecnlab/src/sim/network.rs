@@ -1,7 +1,7 @@
 //! Packets through the network (links, delay lines, end hosts) and the TCP glue (segments
 //! to endpoints, endpoint output to the network, timers).
 
-use super::conn::{Conn, Opening, Timer, TimerKind, Timers, OFF, TIMERS};
+use super::conn::{Conn, Opening, Timer, TimerKind, OFF};
 use super::{Ev, Simulation};
 use crate::engine::SimTime;
 use crate::net::{DelayLine, Hop, LinkId, LinkWake, Offer};
@@ -13,7 +13,7 @@ impl Simulation {
     /// Moves a packet to the next stage of its path.
     pub(super) fn forward(&mut self, id: PacketId) {
         let p = self.pool.get(id);
-        let (stage, next) = self.net.stage(p.dir, p.hop, &self.routes[p.flow as usize]);
+        let (stage, next) = self.net.stage(p.dir, p.hop, &self.conns[p.flow as usize].route);
         self.pool.get_mut(id).hop = next;
         match stage {
             Hop::Link(l) => self.send_on_link(l, id),
@@ -71,7 +71,7 @@ impl Simulation {
         // A delay line is fed by the link before it alone, in order: the packet can enter it
         // now with the time it reaches it.
         if self.net.feeds_line[l as usize] && p.kind != PacketKind::Other {
-            let route = self.routes[p.flow as usize];
+            let route = self.conns[p.flow as usize].route;
             if let (Hop::Line(k), next) = self.net.stage(p.dir, p.hop, &route) {
                 self.pool.get_mut(id).hop = next;
                 self.enter_line(k, id, arrive);
@@ -175,28 +175,27 @@ impl Simulation {
     /// Makes sure a live event exists no later than `deadline` for `timer`.
     #[inline]
     pub(super) fn sync_timer(&mut self, conn: u32, timer: Timer, deadline: SimTime) {
-        if deadline < self.timers[conn as usize].at[timer as usize] {
+        if deadline < self.conns[conn as usize].timer_at[timer as usize] {
             self.arm_timer(conn, timer, deadline);
         }
     }
 
     /// Schedules `timer`'s event at `deadline`, superseding the one it had.
     fn arm_timer(&mut self, conn: u32, timer: Timer, deadline: SimTime) {
-        let t = &mut self.timers[conn as usize];
+        let c = &mut self.conns[conn as usize];
         let w = timer as usize;
-        t.gen[w] = t.gen[w].wrapping_add(1);
-        t.at[w] = deadline;
-        self.events.push(deadline, Ev::Timer { conn, timer, gen: t.gen[w] });
+        c.timer_gen[w] = c.timer_gen[w].wrapping_add(1);
+        c.timer_at[w] = deadline;
+        self.events.push(deadline, Ev::Timer { conn, timer, gen: c.timer_gen[w] });
     }
 
     pub(super) fn on_timer(&mut self, conn: u32, timer: Timer, gen: u32) {
-        let t = &mut self.timers[conn as usize];
+        let c = &mut self.conns[conn as usize];
         let w = timer as usize;
-        if t.gen[w] != gen || !self.conns[conn as usize].live {
+        if c.timer_gen[w] != gen || !c.live {
             return; // superseded
         }
-        t.at[w] = OFF;
-        let c = &mut self.conns[conn as usize];
+        c.timer_at[w] = OFF;
         let server = timer.is_server();
         let params = &self.params[c.params_index(server)];
         let e = if server { &mut c.server } else { &mut c.client };
@@ -268,7 +267,7 @@ impl Simulation {
             flow_id: self.next_flow,
             gen,
             params,
-            hosts: (route.client, route.server),
+            route,
             workload: spec.workload,
             plan: spec.plan,
             rtt_ms: (path_rtt + extra) as f64 / 1e6,
@@ -277,16 +276,14 @@ impl Simulation {
             ex_index,
         };
         self.next_flow += 1;
-        let conn = Conn::new(opening, client, server, self.now);
+        let mut conn = Conn::new(opening, client, server, self.now);
         if slot as usize == self.conns.len() {
             self.conns.push(conn);
-            self.routes.push(route);
-            self.timers.push(Timers::default());
         } else {
+            // Timer generations go on across the connections of a slot, so that an event left
+            // by the previous one never matches.
+            conn.timer_gen = self.conns[slot as usize].timer_gen;
             self.conns[slot as usize] = conn;
-            self.routes[slot as usize] = route;
-            // Timer generations go on across the connections of a slot.
-            self.timers[slot as usize].at = [OFF; TIMERS];
         }
         let c = &mut self.conns[slot as usize];
         let params = &self.params[c.params_index(false)];

@@ -649,8 +649,8 @@ pub(super) fn record_exchange(rec: &mut Recorder, c: &Conn, end: Option<SimTime>
     r.flow.push(c.flow_id);
     r.workload.push(c.workload as i64);
     r.seq_in_flow.push(c.client_cur as i64);
-    r.client.push(c.client_host as i64);
-    r.server.push(c.server_host as i64);
+    r.client.push(c.route.client as i64);
+    r.server.push(c.route.server as i64);
     r.start_s.push(to_secs(c.ex_start));
     r.end_s.push(end.map_or(f64::NAN, to_secs));
     r.request_bytes.push(e.request_bytes);
@@ -674,8 +674,8 @@ pub(super) fn record_flow(rec: &mut Recorder, now: SimTime, c: &Conn, end: Optio
         FlowPlan::Bulk { .. } => "bulk",
         FlowPlan::Exchanges(_) => "exchanges",
     });
-    r.client.push(c.client_host as i64);
-    r.server.push(c.server_host as i64);
+    r.client.push(c.route.client as i64);
+    r.server.push(c.route.server as i64);
     r.start_s.push(to_secs(c.start));
     r.end_s.push(end.map_or(f64::NAN, to_secs));
     r.completed.push(end.is_some());
