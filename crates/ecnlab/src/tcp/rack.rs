@@ -148,7 +148,8 @@ impl Rack {
 
     /// RFC 8985 6.2 step 5 (RACK_detect_loss): marks lost every segment sent before the most
     /// recently delivered one whose time is up, calling `lost(start, end)` for each newly
-    /// marked (in the order they were sent); returns when the reordering timer must fire for the others (None: not needed).
+    /// marked (in the order they were sent); returns when the reordering timer must fire for
+    /// the others (None: not needed).
     pub fn detect_loss(&mut self, now: SimTime, reo_wnd: SimTime, mut lost: impl FnMut(u64, u64)) -> Option<SimTime> {
         // The walk goes from the oldest transmission: a deadline (its time + RACK.rtt +
         // reo_wnd) grows with it, so the first segment whose time is not up gives the timer
@@ -282,7 +283,7 @@ mod tests {
         assert_eq!(probe_timeout(None, 3), 1000 * MS);
     }
 
-    /// RACK's two searches as RFC 8985 states them, over every segment in flight.
+    /// RACK's loss search as RFC 8985 states it, over every segment in flight.
     fn reference_loss(rack: &Rack, now: SimTime, reo_wnd: SimTime) -> (Vec<(u64, u64)>, Option<SimTime>) {
         let mut lost = vec![];
         let mut timeout: Option<SimTime> = None;
