@@ -189,7 +189,8 @@ def test_malformed_columns_are_refused(tmp_path: Path) -> None:
 
 def test_cli_run_imports_no_pyarrow_and_its_output_is_queryable(tmp_path: Path) -> None:
     """The whole `ecnlab run` command (summary table included) loads none of pyarrow,
-    pandas, duckdb, numpy; `ecnlab verify` and `ecnlab query` read what it wrote."""
+    pandas, duckdb, numpy, nor the ns-2 translator or the testbed; `ecnlab verify` and
+    `ecnlab query` read what it wrote."""
     out = tmp_path / "run"
     cmd = [
         sys.executable,
@@ -209,13 +210,18 @@ def test_cli_run_imports_no_pyarrow_and_its_output_is_queryable(tmp_path: Path) 
     proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert "median" in proc.stdout and "written to" in proc.stdout
-    imported = {
-        line.split("|")[-1].strip().split(".")[0]
+    modules = {
+        line.split("|")[-1].strip()
         for line in proc.stderr.splitlines()
         if line.startswith("import time:")
     }
+    imported = {m.split(".")[0] for m in modules}
     assert "typer" in imported, "-X importtime listed the imports"
     assert not imported & {"pyarrow", "pandas", "duckdb", "numpy", "matplotlib"}, imported
+    # Nor the other commands' machinery: the ns-2 translator and comparison, the testbed.
+    other = {"ecnlab.crosscheck", "ecnlab.testbed", "ecnlab.testbed_run", "ecnlab._testbed_bpf"}
+    assert not modules & other, sorted(modules & other)
+    assert "ecnlab.crosscheck_cli" in modules and "ecnlab.testbed_cli" in modules
     assert invoke("verify", str(out)).exit_code == 0
     q = invoke("query", str(out), "SELECT count(*) AS n, count(DISTINCT link) AS links FROM links")
     assert q.exit_code == 0, q.output

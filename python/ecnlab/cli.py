@@ -27,7 +27,7 @@ from ._cli_common import reported
 from ._result import Result, native_column_values
 from ._run import run as run_scenario
 from ._scenario import load_scenario, scenario_json
-from .crosscheck.cli import crosscheck_app
+from .crosscheck_cli import crosscheck_app
 from .models.cli import model_app
 from .store import CorruptRunError, RunExistsError, StoreError, check_out_dir, write_run
 from .testbed_cli import testbed_app

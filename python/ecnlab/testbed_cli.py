@@ -11,14 +11,18 @@ import subprocess
 import tempfile
 import time
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import TYPE_CHECKING, Annotated, Optional
 
 import typer
 
-from . import _testbed_bpf
 from ._cli_common import EXIT_FAILED, command_group, err_console, fail, out_console, reported
 from .store import RunExistsError
-from .testbed import Testbed, TestbedError, leftover_namespaces
+
+if TYPE_CHECKING:
+    from .testbed import Testbed
+
+# The testbed's modules load inside the commands, so that the command line does not import
+# them for its other commands (issue 21, the fixed cost of `ecnlab run`).
 
 __all__ = ["STATE_DIR", "DatabaseOpt", "testbed_app"]
 
@@ -58,6 +62,7 @@ def run_cmd(
 ) -> None:
     """Run SCENARIO for its duration_s on the testbed and write the simulator's tables and a
     manifest marked "mode": "testbed" to --out. Fields the testbed cannot honour are refused."""
+    from .testbed import TestbedError
     from .testbed_run import run_testbed
 
     try:
@@ -80,6 +85,7 @@ def up_cmd(scenario: ScenarioArg, seed: SeedOpt = 1, sets: SetsOpt = None) -> No
     """Build SCENARIO's namespaces, router and TCP settings and hold them until Ctrl-C or
     `ecnlab testbed down`; run your own programs in them with `ip netns exec NAME ...`."""
     from ._testbed_plan import plan
+    from .testbed import TestbedError
     from .testbed_run import build_testbed, set_routes
 
     try:
@@ -113,6 +119,9 @@ def down_cmd(
 ) -> None:
     """Take down every testbed of `ecnlab testbed up` or `run` on this machine (each holder
     gets SIGTERM and tears its testbed down)."""
+    from . import _testbed_bpf
+    from .testbed import leftover_namespaces
+
     if os.geteuid() != 0:
         fail("the testbed needs root (network namespaces)")
     stopped = []
@@ -147,6 +156,8 @@ def down_cmd(
 
 def orphaned_namespaces() -> list[str]:
     """``ecnlab-<pid>-...`` namespaces whose process ``pid`` is gone."""
+    from .testbed import leftover_namespaces
+
     out = []
     for ns in leftover_namespaces():
         pid = ns.split("-")[1].split(".")[0]
@@ -165,7 +176,7 @@ def _alive(pid: int) -> bool:
     return True
 
 
-def _register(t: Testbed) -> None:
+def _register(t: "Testbed") -> None:
     STATE_DIR.mkdir(parents=True, exist_ok=True)
     (STATE_DIR / f"{os.getpid()}.json").write_text(
         json.dumps({"pid": os.getpid(), "prefix": t.prefix}))

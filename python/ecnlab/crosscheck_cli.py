@@ -2,6 +2,9 @@
 
 Registered in ``ecnlab.cli`` with ``app.add_typer(crosscheck_app, name="crosscheck")``. A
 scenario ns-2.35 cannot express prints one red line naming the field and exits with code 2.
+The module lives outside the ``ecnlab.crosscheck`` package, whose ``__init__`` imports the
+translator and the comparison, so that the command line loads them only for this command
+(issue 21: the fixed cost of ``ecnlab run``).
 """
 # ruff: noqa: FA100
 
@@ -13,9 +16,9 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from .._cli_common import command_group, err_console, out_console
-from .._cli_common import fail as _fail
-from .._cli_common import reported
+from ._cli_common import command_group, err_console, out_console
+from ._cli_common import fail as _fail
+from ._cli_common import reported
 
 __all__ = ["comparison_table", "crosscheck_app"]
 
@@ -49,7 +52,7 @@ def ns2_cmd(
     ] = None,
 ) -> None:
     """Translate a scenario into an ns-2.35 script, run ns and ecnlab, compare the measures."""
-    from .run import Ns2Error, Ns2NotFound, crosscheck_ns2
+    from .crosscheck.run import Ns2Error, Ns2NotFound, crosscheck_ns2
 
     try:
         with reported(scenario):
