@@ -149,21 +149,38 @@ impl Scoreboard {
         insert_range(&mut self.lost, s, e);
     }
 
-    /// [s, e) was retransmitted: no longer counted as lost.
+    /// [s, e) was retransmitted: no longer counted as lost. In place (no allocation unless a
+    /// lost range is split in two).
     pub fn retransmitted(&mut self, s: u64, e: u64) {
         if !self.explicit_loss {
             return;
         }
-        let mut out = Vec::new();
-        for &(a, b) in &self.lost {
-            if a < s {
-                out.push((a, b.min(s)));
+        let mut i = 0;
+        while i < self.lost.len() {
+            let (a, b) = self.lost[i];
+            if b <= s || a >= e {
+                i += 1; // untouched
+                continue;
             }
-            if b > e {
-                out.push((a.max(e), b));
+            match (a < s, b > e) {
+                (true, true) => {
+                    self.lost[i] = (a, s);
+                    self.lost.insert(i + 1, (e, b));
+                    i += 2;
+                }
+                (true, false) => {
+                    self.lost[i] = (a, s);
+                    i += 1;
+                }
+                (false, true) => {
+                    self.lost[i] = (e, b);
+                    i += 1;
+                }
+                (false, false) => {
+                    self.lost.remove(i);
+                }
             }
         }
-        self.lost = out;
     }
 
     /// Forgets RACK's marks (after a timeout everything unSACKed is resent anyway).
@@ -385,6 +402,39 @@ mod tests {
     use super::*;
 
     const MSS: u64 = 1000;
+
+    #[test]
+    fn retransmitted_cuts_lost_ranges_as_a_rebuilt_list_would() {
+        // Reference: the list rebuilt, each range's parts before `s` and after `e` kept.
+        fn rebuilt(lost: &[(u64, u64)], s: u64, e: u64) -> Vec<(u64, u64)> {
+            let mut out = Vec::new();
+            for &(a, b) in lost {
+                if a < s {
+                    out.push((a, b.min(s)));
+                }
+                if b > e {
+                    out.push((a.max(e), b));
+                }
+            }
+            out
+        }
+        let mut rng = crate::engine::Rng::from_seed(11);
+        let mut splits = 0;
+        for _ in 0..2000 {
+            let mut board = Scoreboard { explicit_loss: true, ..Scoreboard::default() };
+            for _ in 0..rng.below(6) {
+                let a = rng.below(50) * 100;
+                board.mark_lost(a, a + (1 + rng.below(8)) * 100);
+            }
+            let before = board.lost.clone();
+            let s = rng.below(60) * 100;
+            let e = s + (1 + rng.below(10)) * 100;
+            board.retransmitted(s, e);
+            assert_eq!(board.lost, rebuilt(&before, s, e), "lost {before:?}, retransmitted [{s}, {e})");
+            splits += (board.lost.len() > before.len()) as u32;
+        }
+        assert!(splits > 0, "the random cases include a range split in two");
+    }
 
     #[test]
     fn insert_range_merges_and_counts_new_bytes() {
