@@ -321,7 +321,7 @@ class _ThreadBackend(sweep_mod._Backend):
         self.pool = cf.ThreadPoolExecutor(2)
         self.max_in_flight = 2
 
-    def submit(self, spec: sweep_mod.RunSpec) -> cf.Future[tuple[str, Any]]:
+    def submit(self, spec: sweep_mod.RunSpec, sweep_dir: Path) -> cf.Future[tuple[str, Any]]:
         return self.pool.submit(sweep_mod.simulate, spec.scenario, spec.seed)
 
     def worker_died(self, exc: BaseException) -> bool:
@@ -362,6 +362,52 @@ def test_failed_run_is_recorded_and_others_go_on(
     report = sweep_mod.run_sweep(path, out, progress=False)
     assert (report.skipped, report.done, report.failed) == (6, 2, 0)
     assert list((out / "errors").iterdir()) == []
+
+
+def test_sweeps_share_one_pool_each_in_its_folder(
+    tiny_out: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """run_sweeps: several sweeps through one pool, each stored, resumed, verified and
+    reported as run_sweep would; a failure is recorded in its own sweep's folder."""
+    tiny = sweep_mod.load_sweep(write_sweep(tmp_path))
+    other = sweep_mod.load_sweep(
+        write_sweep(tmp_path, TINY.replace('name = "tiny"', 'name = "other"').replace(
+            "seeds = [1, 2]", "seeds = [3]"), "other.toml")
+    )
+    a, b = tmp_path / "a", tmp_path / "b"
+    shutil.copytree(tiny_out, a)
+    stored = SweepDir(a).stored_runs()
+    for run_dir in stored[:3]:
+        shutil.rmtree(run_dir)
+    manifest = json.loads((stored[3] / "manifest.json").read_text())
+    (stored[3] / manifest["tables"]["flows"]["file"]).write_bytes(b"damaged")
+    real_run = sweep_mod.run
+
+    def flaky(scenario: dict[str, Any], seed: int, **kwargs: Any) -> ecnlab.Result:
+        if seed == 3 and scenario["workloads"][0]["flows"] == 4:
+            raise RuntimeError("injected failure")
+        return real_run(scenario, seed, **kwargs)
+
+    monkeypatch.setattr(sweep_mod, "run", flaky)
+    monkeypatch.setattr(sweep_mod, "_LocalBackend", lambda jobs: _ThreadBackend())
+    ra, rb = sweep_mod.run_sweeps([(tiny, a), (other, b)], progress=False)
+    assert (ra.total, ra.skipped, ra.damaged, ra.done, ra.failed) == (8, 4, 1, 4, 0)
+    assert (rb.total, rb.skipped, rb.done, rb.failed) == (4, 0, 2, 2)
+    assert len(list((b / "errors").iterdir())) == 2
+    assert not (a / "errors").exists() or not list((a / "errors").iterdir())
+    assert len(list((a / "damaged").iterdir())) == 1
+    ours, before = run_tables(a), run_tables(tiny_out)
+    assert sorted(ours) == sorted(before)
+    for rid in ours:
+        assert ours[rid]["summary"] == before[rid]["summary"], rid
+        assert_tables_identical(ours[rid]["tables"], before[rid]["tables"])
+    assert {r.name for r in SweepDir(b).stored_runs()} == {
+        s.run_id for s in other.runs() if s.scenario["workloads"][0]["flows"] == 2
+    }
+    # Two sweeps into one folder: refused before anything is written.
+    with pytest.raises(sweep_mod.SweepError, match="same folder"):
+        sweep_mod.run_sweeps([(tiny, tmp_path / "c"), (other, tmp_path / "c")], progress=False)
+    assert not (tmp_path / "c").exists()
 
 
 def _sweep_process(sweep_file: Path, out: Path, *extra: str) -> subprocess.Popen[str]:

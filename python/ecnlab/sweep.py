@@ -43,6 +43,7 @@ retried (local: up to ``retries`` times; Dask: by the scheduler's own retry poli
 from __future__ import annotations
 
 import concurrent.futures as cf
+import contextlib
 import itertools
 import json
 import math
@@ -50,7 +51,7 @@ import multiprocessing
 import sys
 import time
 import traceback
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
@@ -75,6 +76,7 @@ __all__ = [
     "SweepReport",
     "load_sweep",
     "run_sweep",
+    "run_sweeps",
     "sweep_from_dict",
 ]
 
@@ -445,7 +447,7 @@ def _copy(value: Any) -> Any:
 
 @dataclass
 class SweepReport:
-    """What :func:`run_sweep` did."""
+    """What :func:`run_sweep` did (or :func:`run_sweeps` did for one of its sweeps)."""
 
     out: Path
     total: int
@@ -517,11 +519,11 @@ class _Backend:
     max_in_flight: int | None = None
     memory_budget: float | None = None
     """Passed to every run (None: each run's default)."""
-    store_in: Path | None = None
-    """Where workers that share the parent's file system store their runs themselves
-    (:func:`simulate_and_store`); None: they return the results and the parent stores them."""
 
-    def submit(self, spec: RunSpec) -> cf.Future[tuple[str, Any]]:
+    def submit(self, spec: RunSpec, sweep_dir: Path) -> cf.Future[tuple[str, Any]]:
+        """Start one run. Workers that share this process's file system store it in
+        ``sweep_dir`` themselves (:func:`simulate_and_store`); others return the result and
+        this process stores it."""
         raise NotImplementedError
 
     def worker_died(self, exc: BaseException) -> bool:
@@ -548,12 +550,10 @@ class _LocalBackend(_Backend):
     def _new_pool(self) -> cf.ProcessPoolExecutor:
         return cf.ProcessPoolExecutor(self.jobs, mp_context=multiprocessing.get_context("spawn"))
 
-    def submit(self, spec: RunSpec) -> cf.Future[tuple[str, Any]]:
-        if self.store_in is not None:
-            return self._pool.submit(
-                simulate_and_store, spec.scenario, spec.seed, self.memory_budget, str(self.store_in)
-            )
-        return self._pool.submit(simulate, spec.scenario, spec.seed, self.memory_budget)
+    def submit(self, spec: RunSpec, sweep_dir: Path) -> cf.Future[tuple[str, Any]]:
+        return self._pool.submit(
+            simulate_and_store, spec.scenario, spec.seed, self.memory_budget, str(sweep_dir)
+        )
 
     def worker_died(self, exc: BaseException) -> bool:
         return isinstance(exc, cf.process.BrokenProcessPool)
@@ -602,7 +602,7 @@ class _DaskBackend(_Backend):
             self._client = distributed.Client(self._cluster)
         self._executor = self._client.get_executor(pure=False)
 
-    def submit(self, spec: RunSpec) -> cf.Future[tuple[str, Any]]:
+    def submit(self, spec: RunSpec, sweep_dir: Path) -> cf.Future[tuple[str, Any]]:
         future: cf.Future[tuple[str, Any]] = self._executor.submit(
             simulate, spec.scenario, spec.seed, self.memory_budget
         )
@@ -662,58 +662,134 @@ def run_sweep(
     """
     if not isinstance(sweep, Sweep):
         sweep = load_sweep(sweep)
+    (report,) = run_sweeps(
+        [(sweep, out)],
+        jobs=jobs,
+        backend=backend,
+        scheduler=scheduler,
+        retries=retries,
+        progress=progress,
+        new_definition=new_definition,
+        memory_budget=memory_budget,
+    )
+    return report
+
+
+def run_sweeps(
+    sweeps: Sequence[tuple[Sweep, str | Path]],
+    *,
+    jobs: int | None = None,
+    backend: str = "local",
+    scheduler: str | None = None,
+    retries: int = 2,
+    progress: bool | None = None,
+    new_definition: bool = False,
+    memory_budget: float | str | None = None,
+) -> list[SweepReport]:
+    """Run several sweeps, each into its own folder, through one pool of workers.
+
+    Each (sweep, folder) pair is treated as :func:`run_sweep` treats its arguments (the same
+    options, checks, locks and folder layout), but the runs of all of them share the
+    workers: a worker that has no run of one sweep left takes the next sweep's instead of
+    waiting for the slowest run of its own (a reproduction runs each look's parts this way).
+    Every sweep is checked, and every folder locked, before anything runs. Stored runs are
+    verified by ``jobs`` threads at once (hashing releases the interpreter's lock).
+
+    Returns:
+        One :class:`SweepReport` per sweep, in order; each one's ``wall_s`` is the whole
+        call's.
+
+    Raises:
+        SweepError: as :func:`run_sweep`, or two sweeps name the same folder.
+        store.SweepLockedError: another sweep is running into one of the folders.
+    """
     if backend not in BACKENDS:
         raise SweepError(f"backend {backend!r} is not one of {', '.join(BACKENDS)}")
     if jobs is not None and jobs < 1:
         raise SweepError(f"jobs ({jobs}) must be at least 1")
     if retries < 0:
         raise SweepError(f"retries ({retries}) must be >= 0")
-    specs = sweep.runs()  # validates every scenario before anything runs
-    _check_budget(sweep, specs, memory_budget_bytes(memory_budget))
+    folders = [Path(out).resolve() for _, out in sweeps]
+    twice = next((f for f in folders if folders.count(f) > 1), None)
+    if twice is not None:
+        raise SweepError(f"two sweeps would run into the same folder {twice}")
+    budget = memory_budget_bytes(memory_budget)
+    all_specs = []
+    for sweep, _ in sweeps:
+        specs = sweep.runs()  # validates every scenario before anything runs
+        _check_budget(sweep, specs, budget)
+        all_specs.append(specs)
     jobs = jobs or multiprocessing.cpu_count()
     if progress is None:
         progress = sys.stderr.isatty()
 
     start = time.perf_counter()
-    sweep_dir = store.SweepDir(out)
-    with sweep_dir.lock():
-        try:
-            dropped = sweep_dir.record_sweep(
-                sweep.describe(), [s.record() for s in specs], new_definition=new_definition
-            )
-        except store.StoreError as e:
-            raise SweepError(str(e)) from None
-        unique: dict[str, RunSpec] = {}
-        for spec in specs:
-            unique.setdefault(spec.run_id, spec)
-        damaged = 0
-        todo = []
-        for spec in unique.values():
-            if sweep_dir.is_stored(spec.run_id):
-                if not store.run_problems(sweep_dir.runs / spec.run_id, run_id=spec.run_id):
-                    continue
-                sweep_dir.set_aside(spec.run_id)
-                damaged += 1
-            todo.append(spec)
-        report = SweepReport(
-            out=sweep_dir.root,
-            total=len(unique),
-            skipped=len(unique) - len(todo),
-            damaged=damaged,
-            superseded=len(dropped),
-        )
+    reports = []
+    todo: list[_Todo] = []
+    with contextlib.ExitStack() as locks:
+        for (sweep, out), specs in zip(sweeps, all_specs):
+            sweep_dir = store.SweepDir(out)
+            locks.enter_context(sweep_dir.lock())
+            report, pending = _prepare(sweep, specs, sweep_dir, jobs, new_definition)
+            reports.append(report)
+            todo += [_Todo(spec, sweep_dir, report) for spec in pending]
         if todo:
             chosen: _Backend = (
                 _LocalBackend(jobs) if backend == "local" else _DaskBackend(jobs, scheduler)
             )
-            if memory_budget is not None:
-                chosen.memory_budget = memory_budget_bytes(memory_budget)
-            if backend == "local":
-                chosen.store_in = sweep_dir.root
-            with _Display(sweep.name, len(todo), enabled=progress) as display:
-                _execute(todo, chosen, sweep_dir, report, retries, display)
-    report.wall_s = time.perf_counter() - start
-    return report
+            if budget is not None:
+                chosen.memory_budget = budget
+            name = sweeps[0][0].name if len(sweeps) == 1 else f"{len(sweeps)} sweeps"
+            with _Display(name, len(todo), enabled=progress) as display:
+                _execute(todo, chosen, retries, display)
+    for report in reports:
+        report.wall_s = time.perf_counter() - start
+    return reports
+
+
+@dataclass
+class _Todo:
+    """A run to compute, the folder it goes to and the report that counts it."""
+
+    spec: RunSpec
+    sweep_dir: store.SweepDir
+    report: SweepReport
+
+
+def _prepare(
+    sweep: Sweep,
+    specs: list[RunSpec],
+    sweep_dir: store.SweepDir,
+    jobs: int,
+    new_definition: bool,
+) -> tuple[SweepReport, list[RunSpec]]:
+    """Record the sweep in its (locked) folder, verify its stored runs (setting damaged ones
+    aside) and say which runs are left to compute."""
+    try:
+        dropped = sweep_dir.record_sweep(
+            sweep.describe(), [s.record() for s in specs], new_definition=new_definition
+        )
+    except store.StoreError as e:
+        raise SweepError(str(e)) from None
+    unique: dict[str, RunSpec] = {}
+    for spec in specs:
+        unique.setdefault(spec.run_id, spec)
+    stored = [r for r in unique if sweep_dir.is_stored(r)]
+    with cf.ThreadPoolExecutor(jobs) as pool:
+        problems = pool.map(lambda r: store.run_problems(sweep_dir.runs / r, run_id=r), stored)
+        damaged = [r for r, p in zip(stored, problems) if p]
+    for r in damaged:
+        sweep_dir.set_aside(r)
+    intact = set(stored) - set(damaged)
+    todo = [spec for r, spec in unique.items() if r not in intact]
+    report = SweepReport(
+        out=sweep_dir.root,
+        total=len(unique),
+        skipped=len(intact),
+        damaged=len(damaged),
+        superseded=len(dropped),
+    )
+    return report, todo
 
 
 def _check_budget(sweep: Sweep, specs: list[RunSpec], budget: float | None) -> None:
@@ -732,59 +808,56 @@ def _check_budget(sweep: Sweep, specs: list[RunSpec], budget: float | None) -> N
             raise SweepError(f"{sweep.path}: run with {where or 'no axes'}: {e}") from None
 
 
-def _execute(
-    todo: list[RunSpec],
-    backend: _Backend,
-    sweep_dir: store.SweepDir,
-    report: SweepReport,
-    retries: int,
-    display: _Display,
-) -> None:
-    queue = list(reversed(todo))  # pop() from the end keeps the sweep's order
-    attempts = dict.fromkeys((s.run_id for s in todo), 0)
-    pending: dict[cf.Future[tuple[str, Any]], RunSpec] = {}
+def _execute(todo: list[_Todo], backend: _Backend, retries: int, display: _Display) -> None:
+    queue = list(reversed(range(len(todo))))  # pop() from the end keeps the sweeps' order
+    attempts = [0] * len(todo)
+    pending: dict[cf.Future[tuple[str, Any]], int] = {}
     limit = backend.max_in_flight or len(todo)
+    done = failed = 0
     ok = False
     try:
         while queue or pending:
             broken = False
             while queue and len(pending) < limit:
-                spec = queue.pop()
+                i = queue.pop()
                 try:
-                    pending[backend.submit(spec)] = spec
+                    pending[backend.submit(todo[i].spec, todo[i].sweep_dir.root)] = i
                 except Exception as exc:
                     if not backend.worker_died(exc):
                         raise
                     # The pool broke since the last wait: retry this one, and the runs in
                     # flight below, on a new pool.
-                    queue.append(spec)
+                    queue.append(i)
                     broken = True
                     break
             finished = set() if broken else cf.wait(pending, return_when=cf.FIRST_COMPLETED)[0]
             for future in finished:
-                spec = pending.pop(future)
+                i = pending.pop(future)
                 exc = future.exception()
                 if exc is not None and backend.worker_died(exc):
                     broken = True
-                    attempts[spec.run_id] += 1
-                    if attempts[spec.run_id] <= retries:
-                        report.retried += 1
-                        queue.append(spec)
+                    attempts[i] += 1
+                    if attempts[i] <= retries:
+                        todo[i].report.retried += 1
+                        queue.append(i)
                         continue
-                    outcome: tuple[str, Any] = ("error", _error_of(exc, attempts[spec.run_id]))
+                    outcome: tuple[str, Any] = ("error", _error_of(exc, attempts[i]))
                 elif exc is not None:
-                    outcome = ("error", _error_of(exc, attempts[spec.run_id] + 1))
+                    outcome = ("error", _error_of(exc, attempts[i] + 1))
                 else:
                     outcome = future.result()
-                _store(spec, outcome, sweep_dir, report)
-                display.update(report, len(queue) + len(pending))
+                if _store(todo[i], outcome):
+                    done += 1
+                else:
+                    failed += 1
+                display.update(done, failed, len(queue) + len(pending))
             if broken:
                 # A dead worker breaks the whole local pool: the runs still in flight are
                 # lost with it, and are retried like the one that died.
-                for future, spec in pending.items():
-                    attempts[spec.run_id] += 1
-                    report.retried += 1
-                    queue.append(spec)
+                for i in pending.values():
+                    attempts[i] += 1
+                    todo[i].report.retried += 1
+                    queue.append(i)
                 pending.clear()
                 backend.restart()
         ok = True
@@ -803,18 +876,18 @@ def _error_of(exc: BaseException, attempts: int) -> dict[str, Any]:
     }
 
 
-def _store(
-    spec: RunSpec, outcome: tuple[str, Any], sweep_dir: store.SweepDir, report: SweepReport
-) -> None:
+def _store(run: _Todo, outcome: tuple[str, Any]) -> bool:
+    """Count a finished run in its report (and store it, if the worker did not): True if it
+    is stored, False if it failed (its error recorded)."""
     status, payload = outcome
     if status == "ok":  # returned by the worker: store it here
-        status, payload = _write(sweep_dir, payload)
+        status, payload = _write(run.sweep_dir, payload)
     if status == "stored":
-        report.done += 1
-        return
-    report.failed += 1
-    report.errors[spec.run_id] = payload["message"]
-    sweep_dir.write_error(spec.record(), payload)
+        run.report.done += 1
+        return True
+    run.report.failed += 1
+    run.report.errors[run.spec.run_id] = payload["message"]
+    run.sweep_dir.write_error(run.spec.record(), payload)
 
 
 class _Display:
@@ -848,12 +921,8 @@ class _Display:
         if self._progress is not None:
             self._progress.stop()
 
-    def update(self, report: SweepReport, remaining: int) -> None:
+    def update(self, done: int, failed: int, remaining: int) -> None:
         if self._progress is not None:
             self._progress.update(
-                self._task,
-                completed=report.done + report.failed,
-                done=report.done,
-                failed=report.failed,
-                remaining=remaining,
+                self._task, completed=done + failed, done=done, failed=failed, remaining=remaining
             )

@@ -14,8 +14,8 @@ A study (one module per seed paper, :data:`ecnlab.reproduce.STUDIES`) declares:
   load per configuration, checked against the calibration);
 * figures, tables and notes: :meth:`Study.analyze`.
 
-:func:`reproduce` runs every part into ``OUT/sweeps/<name>/`` through :func:`run_sweep` (so an
-interrupted reproduction resumes where it stopped, locally or on Dask, with identical
+:func:`reproduce` runs every part into ``OUT/sweeps/<name>/``, a look's parts through one pool of
+workers (:func:`~ecnlab.sweep.run_sweeps`, so an interrupted reproduction resumes where it stopped, locally or on Dask, with identical
 results), decides every claim by the one rule of :mod:`.verdict`, adds seeds to the parts that
 feed unresolved claims (up to the plan's cap), then writes ``OUT/claims.json``,
 ``OUT/figures/*.png``, ``OUT/tables/*.csv`` and the self-contained page ``OUT/report.html``.
@@ -38,7 +38,7 @@ from matplotlib.figure import Figure
 
 from .. import store
 from ..report import figure_html, html_page, html_table, versions_html, write_page
-from ..sweep import Sweep, SweepError, SweepReport, run_sweep, sweep_from_dict
+from ..sweep import Sweep, SweepError, SweepReport, run_sweeps, sweep_from_dict
 from .verdict import CONFIDENCE, ClaimSpec, t_interval, verdict_counts
 
 __all__ = [
@@ -277,7 +277,7 @@ class Results:
         opened once: later calls return the same connection.
 
         The runs are not verified again here: :func:`reproduce` has just passed every part
-        through :func:`~ecnlab.sweep.run_sweep`, which checks each stored run of the look against
+        through :func:`~ecnlab.sweep.run_sweeps`, which checks each stored run of the look against
         its manifest (recomputing a damaged one) and writes the new ones with their hashes. (A
         full mode's parts hold tens of gigabytes: hashing them once more took minutes a look.)"""
         if part not in self.parts:
@@ -386,7 +386,9 @@ def reproduce(
         mode: ``"quick"`` or ``"full"``.
         out: the output folder (default ``results/<study>-<mode>``), created or resumed.
         jobs, backend, scheduler, progress: as :func:`ecnlab.run_sweep`.
-        on_part: called as ``on_part(index, count, name, runs, look)`` before each part runs.
+        on_part: called as ``on_part(index, count, name, runs, look)`` for each part before
+            a look's runs start (the look runs its parts through one pool:
+            :func:`~ecnlab.sweep.run_sweeps`).
         max_looks: stop after this many looks (default: all the mode's seed plans allow).
             Claims still unresolved then are reported unresolved; the intervals stay at the
             level of the whole plan (:func:`interval_confidence` of its looks), so a decision
@@ -426,21 +428,19 @@ def reproduce(
     reports: dict[str, SweepReport] = {}
     last = looks if max_looks is None else min(looks, max_looks)
     for look in range(1, last + 1):
+        parts = []
         for i, d in enumerate(definitions):
             s = sweep_from_dict(
                 {**d, "seeds": seeds[d["name"]]}, study.data_dir / f"{d['name']}.toml"
             )
-            runs = {r.run_id for r in s.runs()}
             if on_part is not None:
-                on_part(i + 1, len(definitions), s.name, len(runs), look)
-            r = run_sweep(
-                s,
-                root / "sweeps" / s.name,
-                jobs=jobs,
-                backend=backend,
-                scheduler=scheduler,
-                progress=progress,
-            )
+                on_part(i + 1, len(definitions), s.name, len({r.run_id for r in s.runs()}), look)
+            parts.append((s, root / "sweeps" / s.name))
+        # One pool for the look's parts: no worker waits for the end of a part.
+        look_reports = run_sweeps(
+            parts, jobs=jobs, backend=backend, scheduler=scheduler, progress=progress
+        )
+        for (s, _), r in zip(parts, look_reports):
             reports[s.name] = _merge(reports.get(s.name), r)
         results = Results(root, mode, tuple(names), dict(seeds))
         frames = _restrict(study.measures(results), seeds)
@@ -691,6 +691,10 @@ def _page(study: Study, findings: Findings, report: StudyReport) -> str:
         parts.append(f"<h2>{html.escape(heading)}</h2>")
         parts.append(figure_html(fig, key))
     parts.append("<h2>Runs</h2>")
+    parts.append(
+        f"<p>This invocation took {report.wall_s:.0f} s of wall time; each look ran its parts' "
+        "runs through one pool of workers.</p>"
+    )
     sweep_rows = [
         {
             "part": name,
@@ -698,11 +702,10 @@ def _page(study: Study, findings: Findings, report: StudyReport) -> str:
             "run now": r.done,
             "already stored": r.skipped,
             "failed": r.failed,
-            "wall (s)": round(r.wall_s, 1),
         }
         for name, r in report.sweeps.items()
     ]
-    columns = ["part", "runs", "run now", "already stored", "failed", "wall (s)"]
+    columns = ["part", "runs", "run now", "already stored", "failed"]
     parts.append(html_table(pd.DataFrame(sweep_rows, columns=columns).set_index("part")))
     parts.append("<h2>Versions</h2>")
     parts.append(versions_html())
