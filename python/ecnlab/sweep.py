@@ -888,6 +888,7 @@ def _store(run: _Todo, outcome: tuple[str, Any]) -> bool:
     run.report.failed += 1
     run.report.errors[run.spec.run_id] = payload["message"]
     run.sweep_dir.write_error(run.spec.record(), payload)
+    return False
 
 
 class _Display:
