@@ -194,6 +194,33 @@ def test_teardown_leaves_no_namespace_interface_or_process(tmp_path, error):
     assert t.final("down")["type"] == "final"
 
 
+
+def test_every_host_may_use_an_algorithm_the_initial_namespace_restricts(tmp_path):
+    # A namespace may only make an algorithm its default if the initial namespace allows it:
+    # the testbed allows the ones its hosts use while it is up. Here the clients and servers
+    # use reno and only the database host the testbed's default (as in a testbed run with
+    # --database mariadb, whose database host has no settings of its own).
+    allowed_file = Path("/proc/sys/net/ipv4/tcp_allowed_congestion_control")
+    original = allowed_file.read_text()
+    default = Path("/proc/sys/net/ipv4/tcp_congestion_control").read_text().strip()
+    available = Path("/proc/sys/net/ipv4/tcp_available_congestion_control").read_text().split()
+    restricted = next((a for a in available if a not in (default, "reno")), None)
+    if restricted is None:
+        pytest.skip(f"no algorithm besides {default} and reno is available ({available})")
+    before = " ".join(a for a in original.split() if a != restricted)
+    reno = {"net.ipv4.tcp_congestion_control": "reno"}
+    try:
+        allowed_file.write_text(before)
+        with Testbed(rate_bps=RATE_BPS, out_dir=tmp_path, database_host=True,
+                     congestion_control=restricted, host_sysctls={"c0": reno, "s0": reno}) as t:
+            for host, want in (("c0", "reno"), ("db", restricted)):
+                got = t.run(host, ["sysctl", "-n", "net.ipv4.tcp_congestion_control"]).stdout
+                assert got.strip() == want, host
+        assert allowed_file.read_text().split() == before.split()
+    finally:
+        allowed_file.write_text(original)
+
+
 HOLDER = """
 import sys, time
 from ecnlab.testbed import Testbed

@@ -325,7 +325,7 @@ class Testbed:
         """A namespace other than the initial one may only make an algorithm its default if the
         initial namespace lists it in ``net.ipv4.tcp_allowed_congestion_control`` (the kernel
         answers EPERM otherwise): add the ones the hosts use there, restored at teardown."""
-        wanted = {str(v) for h in self.clients + self.servers
+        wanted = {str(v) for h in self.clients + self.server_side
                   for k, v in {**self.sysctls, **self.host_sysctls.get(h, {})}.items()
                   if k == "net.ipv4.tcp_congestion_control"}
         old = _ALLOWED.read_text().split()
