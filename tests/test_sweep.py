@@ -331,18 +331,25 @@ class _ThreadBackend(sweep_mod._Backend):
         self.pool.shutdown(wait=True)
 
 
+def _fail_runs(monkeypatch: pytest.MonkeyPatch, seed: int) -> None:
+    """Make the runs of ``seed`` with 4 flows raise, in threads of this process (so the
+    patched ``run`` is the one that runs)."""
+    real_run = sweep_mod.run
+
+    def flaky(scenario: dict[str, Any], s: int, **kwargs: Any) -> ecnlab.Result:
+        if s == seed and scenario["workloads"][0]["flows"] == 4:
+            raise RuntimeError("injected failure")
+        return real_run(scenario, s, **kwargs)
+
+    monkeypatch.setattr(sweep_mod, "run", flaky)
+    monkeypatch.setattr(sweep_mod, "_LocalBackend", lambda jobs: _ThreadBackend())
+
+
 def test_failed_run_is_recorded_and_others_go_on(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     real_run = sweep_mod.run
-
-    def flaky(scenario: dict[str, Any], seed: int, **kwargs: Any) -> ecnlab.Result:
-        if seed == 2 and scenario["workloads"][0]["flows"] == 4:
-            raise RuntimeError("injected failure")
-        return real_run(scenario, seed, **kwargs)
-
-    monkeypatch.setattr(sweep_mod, "run", flaky)
-    monkeypatch.setattr(sweep_mod, "_LocalBackend", lambda jobs: _ThreadBackend())
+    _fail_runs(monkeypatch, seed=2)
     out = tmp_path / "out"
     path = write_sweep(tmp_path)
     report = sweep_mod.run_sweep(path, out, progress=False)
@@ -381,15 +388,7 @@ def test_sweeps_share_one_pool_each_in_its_folder(
         shutil.rmtree(run_dir)
     manifest = json.loads((stored[3] / "manifest.json").read_text())
     (stored[3] / manifest["tables"]["flows"]["file"]).write_bytes(b"damaged")
-    real_run = sweep_mod.run
-
-    def flaky(scenario: dict[str, Any], seed: int, **kwargs: Any) -> ecnlab.Result:
-        if seed == 3 and scenario["workloads"][0]["flows"] == 4:
-            raise RuntimeError("injected failure")
-        return real_run(scenario, seed, **kwargs)
-
-    monkeypatch.setattr(sweep_mod, "run", flaky)
-    monkeypatch.setattr(sweep_mod, "_LocalBackend", lambda jobs: _ThreadBackend())
+    _fail_runs(monkeypatch, seed=3)
     ra, rb = sweep_mod.run_sweeps([(tiny, a), (other, b)], progress=False)
     assert (ra.total, ra.skipped, ra.damaged, ra.done, ra.failed) == (8, 4, 1, 4, 0)
     assert (rb.total, rb.skipped, rb.done, rb.failed) == (4, 0, 2, 2)

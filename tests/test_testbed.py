@@ -194,7 +194,6 @@ def test_teardown_leaves_no_namespace_interface_or_process(tmp_path, error):
     assert t.final("down")["type"] == "final"
 
 
-
 def test_every_host_may_use_an_algorithm_the_initial_namespace_restricts(tmp_path):
     # A namespace may only make an algorithm its default if the initial namespace allows it:
     # the testbed allows the ones its hosts use while it is up. Here the clients and servers

@@ -14,11 +14,12 @@ A study (one module per seed paper, :data:`ecnlab.reproduce.STUDIES`) declares:
   load per configuration, checked against the calibration);
 * figures, tables and notes: :meth:`Study.analyze`.
 
-:func:`reproduce` runs every part into ``OUT/sweeps/<name>/``, a look's parts through one pool of
-workers (:func:`~ecnlab.sweep.run_sweeps`, so an interrupted reproduction resumes where it stopped, locally or on Dask, with identical
-results), decides every claim by the one rule of :mod:`.verdict`, adds seeds to the parts that
-feed unresolved claims (up to the plan's cap), then writes ``OUT/claims.json``,
-``OUT/figures/*.png``, ``OUT/tables/*.csv`` and the self-contained page ``OUT/report.html``.
+:func:`reproduce` runs every part into ``OUT/sweeps/<name>/``, a look's parts through one pool
+of workers (:func:`~ecnlab.sweep.run_sweeps`, so an interrupted reproduction resumes where it
+stopped, locally or on Dask, with identical results), decides every claim by the one rule of
+:mod:`.verdict`, adds seeds to the parts that feed unresolved claims (up to the plan's cap),
+then writes ``OUT/claims.json``, ``OUT/figures/*.png``, ``OUT/tables/*.csv`` and the
+self-contained page ``OUT/report.html``.
 """
 
 from __future__ import annotations
