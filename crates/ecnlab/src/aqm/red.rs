@@ -126,6 +126,9 @@ pub struct RedStats {
     pub idle_arrivals: u64,
 }
 
+/// Idle periods (in mean packet times) whose decay factor [`Red`] keeps in a table.
+const DECAY_TABLE: usize = 64;
+
 #[derive(Debug)]
 pub struct Red {
     pub params: RedParams,
@@ -134,6 +137,9 @@ pub struct Red {
     max_th: f64,
     /// Mean packets per nanosecond the link can send (idle decay: m = idle time * this).
     pkts_per_ns: f64,
+    /// `(1 - w_q)^m` for m below [`DECAY_TABLE`], by `powf` at construction: the values the
+    /// idle decay would compute per arrival, without a libm call for the short idle spells.
+    decay: [f64; DECAY_TABLE],
     /// Average queue, in queue units.
     pub avg: f64,
     /// Arrivals since the last signal while avg is between the thresholds (-1: none, FJ93).
@@ -155,6 +161,7 @@ impl Red {
             min_th: params.min_th_pkts * unit,
             max_th: params.max_th_pkts * unit,
             pkts_per_ns: link_rate_bps as f64 / (8.0 * params.mean_pkt_bytes as f64) / 1e9,
+            decay: std::array::from_fn(|m| (1.0 - params.w_q).powf(m as f64)),
             params,
             avg: 0.0,
             count: -1,
@@ -174,8 +181,15 @@ impl Red {
     /// The average the next arrival would start from at `now` (decayed if the link is idle).
     pub(super) fn avg_at(&self, now: SimTime) -> f64 {
         if self.idle {
-            let m = (now.saturating_sub(self.idle_since) as f64 * self.pkts_per_ns).floor();
-            self.avg * (1.0 - self.params.w_q).powf(m)
+            // m = floor(t / s): the product is finite and not negative, so truncation is its
+            // floor (no libm call; beyond 2^64 the power is 0 either way).
+            let m = (now.saturating_sub(self.idle_since) as f64 * self.pkts_per_ns) as u64;
+            let factor = if m < DECAY_TABLE as u64 {
+                self.decay[m as usize]
+            } else {
+                (1.0 - self.params.w_q).powf(m as f64)
+            };
+            self.avg * factor
         } else {
             self.avg
         }
@@ -391,6 +405,25 @@ mod tests {
         r.on_enqueue(&view(0), &p, 2_200_000);
         assert_eq!(r.avg, 0.25);
         assert_eq!(r.stats.idle_arrivals, 2);
+    }
+
+    #[test]
+    fn idle_decay_from_the_table_is_the_power_bit_for_bit() {
+        // Idle spells from a fraction of a packet time to well past the table, on an odd
+        // w_q: the decayed average equals avg * (1 - w_q)^floor(t / s) by `powf`, exactly.
+        let w_q = 0.0023;
+        let mut r = red(RedParams { w_q, ..Default::default() });
+        r.avg = 37.25;
+        r.on_idle(0);
+        let s_ns = 1e9 / r.pkts_per_ns;
+        for k in 0..(3 * DECAY_TABLE as u64) {
+            for t in [k as f64 * s_ns, (k as f64 + 0.5) * s_ns, (k as f64 + 1.0) * s_ns - 1.0] {
+                let t = t as SimTime;
+                let m = (t as f64 * r.pkts_per_ns).floor();
+                let want = 37.25 * (1.0 - w_q).powf(m);
+                assert_eq!(r.avg_at(t).to_bits(), want.to_bits(), "t = {t} ns, m = {m}");
+            }
+        }
     }
 
     /// Arrivals with the average held at `avg`: fraction signalled, and the verdicts seen.
