@@ -165,31 +165,22 @@ pub const LIMITS: &[Limit] = &[
 /// The parameters of a distribution that are values of the quantity it draws.
 const DIST_VALUES: &[&str] = &["value", "mean", "low", "high", "scale", "max", "values"];
 
-/// The limit of the number at `path` (segments, array indices as `[i]`), whose tables carry
-/// the `kind` tags in `kinds` (path of the table -> kind).
-pub fn limit_for(segments: &[String], kinds: &HashMap<String, String>) -> Option<&'static Limit> {
-    let name = segments.iter().rev().find(|s| !s.starts_with('['))?;
-    let at = segments.iter().rposition(|s| s == name).expect("found above");
-    let table = join(&segments[..at]);
-    if kinds.contains_key(&format!("{table}#dist")) {
-        if DIST_VALUES.contains(&name.as_str()) {
-            // The quantity: the nearest enclosing field that is not part of a distribution.
-            let quantity = segments[..at]
-                .iter()
-                .rev()
-                .find(|s| !s.starts_with('[') && s.as_str() != "parts")
-                .expect("a distribution is a field's value");
-            return by_name(quantity, None);
-        }
-        return by_name(name, None);
+/// The limit of a number named `name` (its field, or the field of the array it is in), in a
+/// table tagged `kind`; in a distribution (`quantity`: the field the distribution is the value
+/// of), the parameters that are values of the quantity take its limit.
+fn limit_of(name: &str, kind: Option<&str>, quantity: Option<&str>) -> Option<&'static Limit> {
+    match quantity {
+        Some(q) if DIST_VALUES.contains(&name) => by_name(q, None),
+        Some(_) => by_name(name, None),
+        None => by_name(name, kind),
     }
-    by_name(name, kinds.get(&table).map(String::as_str))
 }
 
 fn by_name(name: &str, kind: Option<&str>) -> Option<&'static Limit> {
     if let Some(k) = kind {
-        let qualified = format!("{k}.{name}");
-        if let Some(l) = LIMITS.iter().find(|l| l.field == qualified) {
+        // `kind.name`, compared in place.
+        let qualified = |f: &str| f.len() == k.len() + 1 + name.len() && f.starts_with(k) && f[k.len()..].starts_with('.') && f.ends_with(name);
+        if let Some(l) = LIMITS.iter().find(|l| qualified(l.field)) {
             return Some(l);
         }
     }
@@ -204,6 +195,16 @@ impl Limit {
     pub fn broken(&self, v: f64) -> Option<String> {
         if !v.is_finite() {
             return Some("must be a finite number".into());
+        }
+        // In range: no message to build (this runs for every number of every scenario).
+        let in_range = match self.lower {
+            Lower::ZeroOrMore => v >= 0.0,
+            Lower::Positive => v > 0.0,
+            Lower::AtLeast(x) | Lower::Signed(x) => v >= x,
+            Lower::ZeroOrAtLeast(x) => v == 0.0 || v >= x,
+        };
+        if in_range && v <= self.max {
+            return None;
         }
         let unit = if self.unit.is_empty() { String::new() } else { format!(" {}", self.unit) };
         let low = match self.lower {
@@ -249,78 +250,176 @@ fn value_text(x: f64) -> String {
     }
 }
 
-fn join(segments: &[String]) -> String {
-    let mut out = String::new();
-    for s in segments {
-        if !s.starts_with('[') && !out.is_empty() {
-            out.push('.');
-        }
-        out.push_str(s);
-    }
-    out
-}
-
 /// Checks every number of `scenario` against its limit; the first out of range is the error.
 pub fn check(scenario: &Scenario) -> Result<(), ConfigError> {
-    let (numbers, kinds) = numbers(scenario);
-    for (segments, v) in &numbers {
-        if let Some(rule) = limit_for(segments, &kinds).map_or_else(
-            || (!v.is_finite()).then(|| "must be a finite number".to_string()),
-            |l| l.broken(*v),
-        ) {
-            return Err(ConfigError { path: join(segments), value: value_text(*v), rule });
+    let w = Walker::walk(scenario);
+    // Numbers of the same field in tables of the same kind share a limit: look it up once.
+    let mut memo: HashMap<LookupKey, Option<&'static Limit>> = HashMap::new();
+    for n in &w.numbers {
+        let limit = w.lookup_key(n).and_then(|key| *memo.entry(key).or_insert_with(|| limit_of(key.0, key.1, key.2)));
+        let rule = match limit {
+            Some(l) => l.broken(n.value),
+            None => (!n.value.is_finite()).then(|| "must be a finite number".to_string()),
+        };
+        if let Some(rule) = rule {
+            return Err(ConfigError { path: w.path_text(n), value: value_text(n.value), rule });
         }
     }
     Ok(())
 }
 
-/// A number of the scenario: its path (field names, and array indices as `[i]`) and value.
-pub type Number = (Vec<String>, f64);
+/// What the limit of a number depends on: the name of its field, the kind of its table, and in
+/// a distribution the quantity drawn ([`limit_of`]).
+type LookupKey<'a> = (&'a str, Option<&'a str>, Option<&'a str>);
 
-/// Every number of the scenario with its path, and the tags of its tables (table path ->
-/// `kind`, and `table#dist` -> `dist` for distributions).
-pub fn numbers(scenario: &Scenario) -> (Vec<Number>, HashMap<String, String>) {
-    let mut w = Walker::default();
-    scenario.serialize(&mut w).expect("the walker accepts every value");
-    (w.numbers, w.kinds)
+/// A segment of a path: a field or variant name, a map key (index into `Walker::keys`) or an
+/// array index.
+#[derive(Clone, Copy, Debug)]
+enum Seg {
+    Name(&'static str),
+    Key(u32),
+    Index(u32),
 }
 
-/// A serde serializer that records numbers by path (it sees f64 values as they are, NaN
-/// included, which a JSON value cannot hold).
+/// A table (struct, map or struct variant) met on the walk.
+#[derive(Clone, Debug, Default)]
+struct Table {
+    /// Length of its path.
+    depth: usize,
+    /// Its `kind` tag, and whether it is a distribution (it has a `dist` tag).
+    kind: Option<String>,
+    dist: bool,
+}
+
+/// A number met on the walk: its path (`Walker::segs[start..start + len]`), the table it is a
+/// field of (`None` if the field's container is no table, e.g. a tuple variant), its value.
+#[derive(Clone, Copy, Debug)]
+struct Num {
+    start: u32,
+    len: u32,
+    table: Option<u32>,
+    value: f64,
+}
+
+/// A serde serializer that records every number with its path and the table it belongs to,
+/// and the tags of the tables (it sees f64 values as they are, NaN included, which a JSON
+/// value cannot hold). Paths are kept as segments back to back, without a string per number.
 #[derive(Default)]
 struct Walker {
-    path: Vec<String>,
-    index: Vec<usize>,
-    numbers: Vec<Number>,
-    kinds: HashMap<String, String>,
+    path: Vec<Seg>,
+    index: Vec<u32>,
+    /// Tables being walked, innermost last (indices into `tables`).
+    open: Vec<u32>,
+    tables: Vec<Table>,
+    keys: Vec<String>,
+    segs: Vec<Seg>,
+    numbers: Vec<Num>,
 }
 
 impl Walker {
-    fn number(&mut self, v: f64) {
-        self.numbers.push((self.path.clone(), v));
+    fn walk(scenario: &Scenario) -> Walker {
+        let mut w = Walker::default();
+        scenario.serialize(&mut w).expect("the walker accepts every value");
+        w
     }
+
+    fn text_of(&self, s: Seg) -> Option<&str> {
+        match s {
+            Seg::Name(n) => Some(n),
+            Seg::Key(k) => Some(&self.keys[k as usize]),
+            Seg::Index(_) => None,
+        }
+    }
+
+    fn segments(&self, n: &Num) -> &[Seg] {
+        &self.segs[n.start as usize..(n.start + n.len) as usize]
+    }
+
+    /// What the limit of `n` depends on: its name (the last field of its path), the kind of
+    /// its table, and in a distribution the quantity drawn (the nearest field above the
+    /// distribution that is not one of a mixture's `parts`); `None` for a number outside any
+    /// field (it has no limit).
+    fn lookup_key(&self, n: &Num) -> Option<LookupKey<'_>> {
+        let segs = self.segments(n);
+        let at = segs.iter().rposition(|&s| self.text_of(s).is_some())?;
+        let name = self.text_of(segs[at])?;
+        let table = n.table.map(|t| &self.tables[t as usize]);
+        if table.is_some_and(|t| t.dist) {
+            let quantity = segs[..at]
+                .iter()
+                .rev()
+                .filter_map(|&s| self.text_of(s))
+                .find(|&s| s != "parts")
+                .expect("a distribution is a field's value");
+            return Some((name, None, Some(quantity)));
+        }
+        Some((name, table.and_then(|t| t.kind.as_deref()), None))
+    }
+
+    /// The path as messages write it: `a.b[2].c`.
+    fn path_text(&self, n: &Num) -> String {
+        let mut out = String::new();
+        for &s in self.segments(n) {
+            match self.text_of(s) {
+                Some(t) => {
+                    if !out.is_empty() {
+                        out.push('.');
+                    }
+                    out.push_str(t);
+                }
+                None => {
+                    let Seg::Index(i) = s else { unreachable!() };
+                    out.push_str(&format!("[{i}]"));
+                }
+            }
+        }
+        out
+    }
+
+    /// The innermost open table if the current path's first `depth` segments are its path.
+    fn table_at(&self, depth: usize) -> Option<u32> {
+        self.open.last().copied().filter(|&t| self.tables[t as usize].depth == depth)
+    }
+
+    fn number(&mut self, value: f64) {
+        let at = self.path.iter().rposition(|&s| !matches!(s, Seg::Index(_)));
+        let start = self.segs.len() as u32;
+        self.segs.extend_from_slice(&self.path);
+        let table = at.and_then(|at| self.table_at(at));
+        self.numbers.push(Num { start, len: self.path.len() as u32, table, value });
+    }
+
     fn text(&mut self, v: &str) {
-        if let Some((tag, table)) = self.path.split_last() {
-            match tag.as_str() {
-                "kind" => {
-                    self.kinds.insert(join(table), v.to_string());
-                }
-                "dist" => {
-                    self.kinds.insert(format!("{}#dist", join(table)), v.to_string());
-                }
-                _ => {}
+        let Some((&last, table)) = self.path.split_last() else { return };
+        let (tag, depth) = (self.text_of(last) == Some("kind"), table.len());
+        if !tag && self.text_of(last) != Some("dist") {
+            return;
+        }
+        if let Some(t) = self.table_at(depth) {
+            let t = &mut self.tables[t as usize];
+            if tag {
+                t.kind = Some(v.to_string());
+            } else {
+                t.dist = true;
             }
         }
     }
-    fn field<T: ?Sized + Serialize>(&mut self, key: &str, value: &T) -> Result<(), serde_json::Error> {
-        self.path.push(key.to_string());
+
+    fn open_table(&mut self) {
+        self.open.push(self.tables.len() as u32);
+        self.tables.push(Table { depth: self.path.len(), ..Table::default() });
+    }
+
+    fn field<T: ?Sized + Serialize>(&mut self, key: &'static str, value: &T) -> Result<(), serde_json::Error> {
+        self.path.push(Seg::Name(key));
         value.serialize(&mut *self)?;
         self.path.pop();
         Ok(())
     }
+
     fn element<T: ?Sized + Serialize>(&mut self, value: &T) -> Result<(), serde_json::Error> {
         let i = self.index.last_mut().expect("in a sequence");
-        let seg = format!("[{i}]");
+        let seg = Seg::Index(*i);
         *i += 1;
         self.path.push(seg);
         value.serialize(&mut *self)?;
@@ -419,17 +518,20 @@ impl<'a> ser::Serializer for &'a mut Walker {
         self.serialize_seq(Some(len))
     }
     fn serialize_tuple_variant(self, _: &'static str, _: u32, variant: &'static str, len: usize) -> Result<Self::SerializeTupleVariant, serde_json::Error> {
-        self.path.push(variant.to_string());
+        self.path.push(Seg::Name(variant));
         self.serialize_seq(Some(len))
     }
     fn serialize_map(self, _: Option<usize>) -> Result<Self::SerializeMap, serde_json::Error> {
+        self.open_table();
         Ok(self)
     }
     fn serialize_struct(self, _: &'static str, _: usize) -> Result<Self::SerializeStruct, serde_json::Error> {
+        self.open_table();
         Ok(self)
     }
     fn serialize_struct_variant(self, _: &'static str, _: u32, variant: &'static str, _: usize) -> Result<Self::SerializeStructVariant, serde_json::Error> {
-        self.path.push(variant.to_string());
+        self.path.push(Seg::Name(variant));
+        self.open_table();
         Ok(self)
     }
 }
@@ -474,7 +576,8 @@ impl ser::SerializeMap for &mut Walker {
     fn serialize_key<T: ?Sized + Serialize>(&mut self, key: &T) -> R {
         // Map keys are strings in a scenario; keep the key as the next path segment.
         let key = serde_json::to_value(key)?;
-        self.path.push(key.as_str().map_or_else(|| key.to_string(), str::to_string));
+        self.keys.push(key.as_str().map_or_else(|| key.to_string(), str::to_string));
+        self.path.push(Seg::Key(self.keys.len() as u32 - 1));
         Ok(())
     }
     fn serialize_value<T: ?Sized + Serialize>(&mut self, value: &T) -> R {
@@ -483,6 +586,7 @@ impl ser::SerializeMap for &mut Walker {
         Ok(())
     }
     fn end(self) -> R {
+        self.open.pop();
         Ok(())
     }
 }
@@ -494,6 +598,7 @@ impl ser::SerializeStruct for &mut Walker {
         self.field(key, value)
     }
     fn end(self) -> R {
+        self.open.pop();
         Ok(())
     }
 }
@@ -505,6 +610,7 @@ impl ser::SerializeStructVariant for &mut Walker {
         self.field(key, value)
     }
     fn end(self) -> R {
+        self.open.pop();
         self.path.pop();
         Ok(())
     }
@@ -620,15 +726,29 @@ mod tests {
         out
     }
 
+    /// Every number of the scenario: its path as messages write it (`workloads[0].rtt_ms.value`),
+    /// its limit, and its value.
+    fn numbers(scenario: &Scenario) -> Vec<(String, Option<&'static Limit>, f64)> {
+        let w = Walker::walk(scenario);
+        w.numbers
+            .iter()
+            .map(|n| (w.path_text(n), w.lookup_key(n).and_then(|(name, kind, quantity)| limit_of(name, kind, quantity)), n.value))
+            .collect()
+    }
+
+    /// The field a number is the value of (or of the array it is in): `values` for
+    /// `workloads[0].rwnd_bytes.values[1]`.
+    fn name_of(path: &str) -> &str {
+        path.rsplit('.').next().unwrap().split('[').next().unwrap()
+    }
+
     #[test]
     fn every_numeric_field_has_a_limit() {
         let mut seen = std::collections::BTreeSet::new();
         for s in scenarios() {
-            let (numbers, kinds) = numbers(&s);
-            for (segments, _) in &numbers {
-                let name = segments.iter().rev().find(|s| !s.starts_with('[')).unwrap();
-                seen.insert(name.clone());
-                assert!(limit_for(segments, &kinds).is_some(), "no limit for {}", join(segments));
+            for (path, limit, _) in numbers(&s) {
+                seen.insert(name_of(&path).to_string());
+                assert!(limit.is_some(), "no limit for {path}");
             }
         }
         // The fixtures hold every numeric field the schema knows.
@@ -638,11 +758,10 @@ mod tests {
 
     #[test]
     fn lookup_prefers_kind_then_name_then_unit_and_distributions_take_their_quantity() {
-        let s = &scenarios()[3]; // PIE
-        let (numbers, kinds) = numbers(s);
+        let numbers = numbers(&scenarios()[3]); // PIE
         let find = |path: &str| {
-            let (segments, _) = numbers.iter().find(|(seg, _)| join(seg) == path).unwrap_or_else(|| panic!("{path}"));
-            limit_for(segments, &kinds).unwrap().field
+            let (_, limit, _) = numbers.iter().find(|(p, _, _)| p == path).unwrap_or_else(|| panic!("{path}"));
+            limit.unwrap().field
         };
         assert_eq!(find("topology.bottleneck.queue.aqm.beta"), "pie.beta");
         assert_eq!(find("tcp.beta"), "beta");
@@ -654,6 +773,7 @@ mod tests {
         assert_eq!(find("workloads[1].response_bytes.parts[0].shape"), "shape");
         assert_eq!(find("workloads[1].arrival_rate_per_s"), "_per_s");
         assert_eq!(find("workloads[5].rate_pps"), "_pps");
+        assert_eq!(name_of("workloads[0].rwnd_bytes.values[1]"), "values");
     }
 
     #[test]
