@@ -360,17 +360,15 @@ impl Walker {
     fn path_text(&self, n: &Num) -> String {
         let mut out = String::new();
         for &s in self.segments(n) {
-            match self.text_of(s) {
-                Some(t) => {
+            match (s, self.text_of(s)) {
+                (Seg::Index(i), _) => out.push_str(&format!("[{i}]")),
+                (_, Some(t)) => {
                     if !out.is_empty() {
                         out.push('.');
                     }
                     out.push_str(t);
                 }
-                None => {
-                    let Seg::Index(i) = s else { unreachable!() };
-                    out.push_str(&format!("[{i}]"));
-                }
+                (_, None) => unreachable!("only indices have no text"),
             }
         }
         out
@@ -389,15 +387,17 @@ impl Walker {
         self.numbers.push(Num { start, len: self.path.len() as u32, table, value });
     }
 
+    /// A string value: the `kind` or `dist` tag of the table it is a field of.
     fn text(&mut self, v: &str) {
         let Some((&last, table)) = self.path.split_last() else { return };
-        let (tag, depth) = (self.text_of(last) == Some("kind"), table.len());
-        if !tag && self.text_of(last) != Some("dist") {
-            return;
-        }
-        if let Some(t) = self.table_at(depth) {
+        let kind = match self.text_of(last) {
+            Some("kind") => true,
+            Some("dist") => false,
+            _ => return,
+        };
+        if let Some(t) = self.table_at(table.len()) {
             let t = &mut self.tables[t as usize];
-            if tag {
+            if kind {
                 t.kind = Some(v.to_string());
             } else {
                 t.dist = true;
