@@ -287,6 +287,43 @@ def test_corrupt_parquet_is_named_and_nothing_is_destroyed(tiny_out: Path, tmp_p
     assert not store.run_problems(run_dir, run_id=run_dir.name)
 
 
+def test_runs_this_process_stored_are_not_hashed_again_unless_changed(
+    tiny_out: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A second look of the same process trusts the runs it stored while their files keep
+    their size, modification time and inode; a changed file is hashed and caught."""
+    out = tmp_path / "copy"
+    shutil.copytree(tiny_out, out)
+    sweep = sweep_mod.load_sweep(write_sweep(tmp_path))
+    hashed: list[str] = []
+    real = store.run_problems
+
+    def counting(run_dir: Path, *, run_id: str | None = None) -> list[str]:
+        hashed.append(Path(run_dir).name)
+        return real(run_dir, run_id=run_id)
+
+    monkeypatch.setattr(store, "run_problems", counting)
+    shutil.rmtree(min((out / "runs").iterdir()))
+    # The copies are new to this process: each is hashed once, then trusted, as is the run
+    # computed and stored now.
+    first = sweep_mod.run_sweep(sweep, out, jobs=1, progress=False)
+    assert (first.skipped, first.done, len(hashed)) == (7, 1, 7)
+    hashed.clear()
+    again = sweep_mod.run_sweep(sweep, out, jobs=1, progress=False)
+    assert (again.skipped, again.damaged, hashed) == (8, 0, [])
+    # Same size, other bytes, a later modification time: hashed again, set aside, computed.
+    run_dir = sorted((out / "runs").iterdir())[2]
+    victim = run_dir / "links.parquet"
+    data = bytearray(victim.read_bytes())
+    data[len(data) // 2] ^= 0xFF
+    victim.write_bytes(bytes(data))
+    later = victim.stat().st_mtime_ns + 1_000_000_000
+    os.utime(victim, ns=(later, later))
+    third = sweep_mod.run_sweep(sweep, out, jobs=1, progress=False)
+    assert (third.damaged, third.done, hashed) == (1, 1, [run_dir.name])
+    assert not real(run_dir, run_id=run_dir.name)
+
+
 def test_other_sweep_into_same_folder_is_refused(tiny_out: Path, tmp_path: Path) -> None:
     text = TINY.replace('name = "n"', 'name = "flows_n"').replace('= "n"', '= "flows_n"')
     text = text.replace("max(n, 2)", "max(flows_n, 2)")
