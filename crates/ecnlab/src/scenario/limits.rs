@@ -179,7 +179,7 @@ fn limit_of(name: &str, kind: Option<&str>, quantity: Option<&str>) -> Option<&'
 fn by_name(name: &str, kind: Option<&str>) -> Option<&'static Limit> {
     if let Some(k) = kind {
         // `kind.name`, compared in place.
-        let qualified = |f: &str| f.len() == k.len() + 1 + name.len() && f.starts_with(k) && f[k.len()..].starts_with('.') && f.ends_with(name);
+        let qualified = |f: &str| f.strip_prefix(k).and_then(|r| r.strip_prefix('.')) == Some(name);
         if let Some(l) = LIMITS.iter().find(|l| qualified(l.field)) {
             return Some(l);
         }
@@ -196,34 +196,28 @@ impl Limit {
         if !v.is_finite() {
             return Some("must be a finite number".into());
         }
-        // In range: no message to build (this runs for every number of every scenario).
-        let in_range = match self.lower {
-            Lower::ZeroOrMore => v >= 0.0,
-            Lower::Positive => v > 0.0,
-            Lower::AtLeast(x) | Lower::Signed(x) => v >= x,
-            Lower::ZeroOrAtLeast(x) => v == 0.0 || v >= x,
-        };
-        if in_range && v <= self.max {
-            return None;
-        }
-        let unit = if self.unit.is_empty() { String::new() } else { format!(" {}", self.unit) };
         let low = match self.lower {
             Lower::ZeroOrMore if v < 0.0 => Some("must be zero or positive".to_string()),
             Lower::Positive if v <= 0.0 => Some("must be positive".to_string()),
             Lower::AtLeast(_) if v <= 0.0 => Some("must be positive".to_string()),
-            Lower::AtLeast(x) if v < x => Some(format!("must be at least {}{unit} ({})", short(x), self.reason)),
+            Lower::AtLeast(x) if v < x => Some(format!("must be at least {}{} ({})", short(x), self.unit_text(), self.reason)),
             Lower::ZeroOrAtLeast(_) if v < 0.0 => Some("must be zero or positive".to_string()),
-            Lower::ZeroOrAtLeast(x) if v > 0.0 && v < x => Some(format!("must be 0 or at least {}{unit} ({})", short(x), self.reason)),
-            Lower::Signed(x) if v < x => Some(format!("must be at least {}{unit} ({})", short(x), self.reason)),
+            Lower::ZeroOrAtLeast(x) if v > 0.0 && v < x => Some(format!("must be 0 or at least {}{} ({})", short(x), self.unit_text(), self.reason)),
+            Lower::Signed(x) if v < x => Some(format!("must be at least {}{} ({})", short(x), self.unit_text(), self.reason)),
             _ => None,
         };
-        low.or_else(|| (v > self.max).then(|| format!("must be at most {}{unit} ({})", short(self.max), self.reason)))
+        low.or_else(|| (v > self.max).then(|| format!("must be at most {}{} ({})", short(self.max), self.unit_text(), self.reason)))
+    }
+
+    /// The unit as written after a number: ` ms`, or nothing for a plain number (built only
+    /// for a message: `broken` runs for every number of every scenario).
+    fn unit_text(&self) -> String {
+        if self.unit.is_empty() { String::new() } else { format!(" {}", self.unit) }
     }
 
     /// The range as written in docs/scenario.md, e.g. `0 or [1e-06, 1e+09] ms`.
     pub fn range(&self) -> String {
-        let max = short(self.max);
-        let unit = if self.unit.is_empty() { String::new() } else { format!(" {}", self.unit) };
+        let (max, unit) = (short(self.max), self.unit_text());
         match self.lower {
             Lower::ZeroOrMore => format!("[0, {max}]{unit}"),
             Lower::Positive => format!("(0, {max}]{unit}"),
