@@ -30,6 +30,9 @@ use ::parquet::schema::types::{ColumnPath, Type};
 
 use super::{Column, Table};
 
+/// Rows handed to the column writer at a time (a multiple of its 1,024-row mini-batch).
+const CHUNK_ROWS: usize = 64 * 1024;
+
 /// What [`write_table`] wrote.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Written {
@@ -44,7 +47,7 @@ pub struct Written {
 /// (no columns: Parquet needs at least one field; columns of different lengths; a string code
 /// outside its dictionary).
 pub fn write_table<W: Write + Send>(table: &Table, out: W) -> io::Result<Written> {
-    encode(table, out).map_err(|e| match e {
+    encode(table, out, CHUNK_ROWS).map_err(|e| match e {
         ParquetError::External(e) => match e.downcast::<io::Error>() {
             Ok(e) => *e,
             Err(e) => io::Error::new(io::ErrorKind::InvalidData, e),
@@ -53,7 +56,7 @@ pub fn write_table<W: Write + Send>(table: &Table, out: W) -> io::Result<Written
     })
 }
 
-fn encode<W: Write + Send>(table: &Table, out: W) -> Result<Written, ParquetError> {
+fn encode<W: Write + Send>(table: &Table, out: W, chunk_rows: usize) -> Result<Written, ParquetError> {
     if table.columns.is_empty() {
         return Err(ParquetError::General(format!("table {} has no columns", table.name)));
     }
@@ -92,24 +95,43 @@ fn encode<W: Write + Send>(table: &Table, out: W) -> Result<Written, ParquetErro
     let schema = Type::group_type_builder("schema").with_fields(fields).build()?;
     let mut writer = SerializedFileWriter::new(out, Arc::new(schema), Arc::new(props.build()))?;
     // Every value is present: definition level 1 (the field is optional, its value defined).
-    let defined = vec![1i16; rows];
+    // Columns go to the writer in chunks of `chunk_rows`, so that those that need converting
+    // are converted a chunk at a time: a whole column of `ByteArray`s is 32 bytes a row (a
+    // 3.2-million-row `aqm_samples` table took two such vectors, 200 MB). The writer checks
+    // its page limits every mini-batch (1,024 rows), of which a chunk is a multiple, so the
+    // file is the same as from one call (test `chunks_write_the_same_file`).
+    let defined = vec![1i16; rows.min(chunk_rows)];
     let mut group = writer.next_row_group()?;
     for (_, col) in &table.columns {
         let mut w = group.next_column()?.expect("one column writer per schema field");
         match col {
             Column::F64(v) => {
-                w.typed::<DoubleType>().write_batch(v, Some(&defined), None)?;
+                let w = w.typed::<DoubleType>();
+                for part in v.chunks(chunk_rows) {
+                    w.write_batch(part, Some(&defined[..part.len()]), None)?;
+                }
             }
             Column::I64(v) => {
-                w.typed::<Int64Type>().write_batch(v, Some(&defined), None)?;
+                let w = w.typed::<Int64Type>();
+                for part in v.chunks(chunk_rows) {
+                    w.write_batch(part, Some(&defined[..part.len()]), None)?;
+                }
             }
             Column::U64(v) => {
                 // Parquet stores unsigned 64-bit integers as INT64 bit patterns.
-                let bits: Vec<i64> = v.iter().map(|&x| x as i64).collect();
-                w.typed::<Int64Type>().write_batch(&bits, Some(&defined), None)?;
+                let w = w.typed::<Int64Type>();
+                let mut bits = Vec::with_capacity(v.len().min(chunk_rows));
+                for part in v.chunks(chunk_rows) {
+                    bits.clear();
+                    bits.extend(part.iter().map(|&x| x as i64));
+                    w.write_batch(&bits, Some(&defined[..part.len()]), None)?;
+                }
             }
             Column::Bool(v) => {
-                w.typed::<BoolType>().write_batch(v, Some(&defined), None)?;
+                let w = w.typed::<BoolType>();
+                for part in v.chunks(chunk_rows) {
+                    w.write_batch(part, Some(&defined[..part.len()]), None)?;
+                }
             }
             Column::Str(s) => {
                 let dictionary: Vec<ByteArray> =
@@ -120,9 +142,14 @@ fn encode<W: Write + Send>(table: &Table, out: W) -> Result<Written, ParquetErro
                         dictionary.len()
                     )));
                 }
-                // ByteArray clones share the dictionary's bytes (reference counted).
-                let values: Vec<ByteArray> = s.codes.iter().map(|&c| dictionary[c as usize].clone()).collect();
-                w.typed::<ByteArrayType>().write_batch(&values, Some(&defined), None)?;
+                let w = w.typed::<ByteArrayType>();
+                let mut values = Vec::with_capacity(s.codes.len().min(chunk_rows));
+                for part in s.codes.chunks(chunk_rows) {
+                    // ByteArray clones share the dictionary's bytes (reference counted).
+                    values.clear();
+                    values.extend(part.iter().map(|&c| dictionary[c as usize].clone()));
+                    w.write_batch(&values, Some(&defined[..part.len()]), None)?;
+                }
             }
         }
         w.close()?;
@@ -158,13 +185,20 @@ mod tests {
         buf
     }
 
-    /// Reads the file back with the crate's own record reader: every value as written.
+    /// Reads the file back with the crate's own record reader: every value as written, in a
+    /// table of one chunk and in one of three (the last one partial).
     #[test]
     fn values_read_back() {
-        let table = sample(10);
+        for n in [10, 2 * CHUNK_ROWS + 7] {
+            values_read_back_at(n);
+        }
+    }
+
+    fn values_read_back_at(n: usize) {
+        let table = sample(n);
         let reader = SerializedFileReader::new(bytes::Bytes::from(write(&table))).unwrap();
         let meta = reader.metadata();
-        assert_eq!(meta.file_metadata().num_rows(), 10);
+        assert_eq!(meta.file_metadata().num_rows(), n as i64);
         let schema = meta.file_metadata().schema_descr();
         assert_eq!(schema.num_columns(), 5);
         for (i, (name, _)) in table.columns.iter().enumerate() {
@@ -172,7 +206,7 @@ mod tests {
             assert!(schema.column(i).self_type().is_optional(), "{name} is nullable");
         }
         let rows: Vec<_> = reader.get_row_iter(None).unwrap().map(|r| r.unwrap()).collect();
-        assert_eq!(rows.len(), 10);
+        assert_eq!(rows.len(), n);
         for (i, row) in rows.iter().enumerate() {
             let fields: Vec<&Field> = row.get_column_iter().map(|(_, f)| f).collect();
             match fields[0] {
@@ -219,6 +253,18 @@ mod tests {
         let err = write_table(&table, Vec::new()).unwrap_err();
         assert_eq!(err.kind(), io::ErrorKind::InvalidData);
         assert!(err.to_string().contains("outside the dictionary"), "{err}");
+    }
+
+    /// Writing in chunks gives the bytes of one `write_batch` call per column.
+    #[test]
+    fn chunks_write_the_same_file() {
+        let table = sample(2 * CHUNK_ROWS + 7);
+        let whole = |chunk_rows| {
+            let mut buf = Vec::new();
+            encode(&table, &mut buf, chunk_rows).unwrap();
+            buf
+        };
+        assert_eq!(whole(CHUNK_ROWS), whole(table.rows()));
     }
 
     /// Identical tables give identical bytes (the store's digests are reproducible).
