@@ -197,16 +197,16 @@ impl Simulation {
             let cols = PyDict::new(py);
             for (name, col) in &t.columns {
                 let v: Bound<'py, PyAny> = match col {
-                    Column::F64(v) => buffer(py, "f64", v.iter().flat_map(|x| x.to_le_bytes()).collect())?,
-                    Column::I64(v) => buffer(py, "i64", v.iter().flat_map(|x| x.to_le_bytes()).collect())?,
-                    Column::U64(v) => buffer(py, "u64", v.iter().flat_map(|x| x.to_le_bytes()).collect())?,
-                    Column::Bool(v) => buffer(py, "bool", v.iter().map(|b| *b as u8).collect())?,
+                    Column::F64(v) => buffer(py, "f64", le_bytes(py, v, |x| x.to_le_bytes())?)?,
+                    Column::I64(v) => buffer(py, "i64", le_bytes(py, v, |x| x.to_le_bytes())?)?,
+                    Column::U64(v) => buffer(py, "u64", le_bytes(py, v, |x| x.to_le_bytes())?)?,
+                    Column::Bool(v) => buffer(py, "bool", le_bytes(py, v, |b| [*b as u8])?)?,
                     Column::Str(v) => PyTuple::new(
                         py,
                         [
                             "dict".into_pyobject(py)?.into_any(),
                             PyList::new(py, &v.dictionary)?.into_any(),
-                            PyBytes::new(py, &v.codes.iter().flat_map(|c| c.to_le_bytes()).collect::<Vec<u8>>()).into_any(),
+                            le_bytes(py, &v.codes, |c| c.to_le_bytes())?.into_any(),
                         ],
                     )?
                     .into_any(),
@@ -233,8 +233,20 @@ impl Simulation {
     }
 }
 
-fn buffer<'py>(py: Python<'py>, dtype: &str, bytes: Vec<u8>) -> PyResult<Bound<'py, PyAny>> {
-    Ok(PyTuple::new(py, [dtype.into_pyobject(py)?.into_any(), PyBytes::new(py, &bytes).into_any()])?.into_any())
+fn buffer<'py>(py: Python<'py>, dtype: &str, bytes: Bound<'py, PyBytes>) -> PyResult<Bound<'py, PyAny>> {
+    Ok(PyTuple::new(py, [dtype.into_pyobject(py)?.into_any(), bytes.into_any()])?.into_any())
+}
+
+/// The values of a column as Python bytes, each `N` bytes from `encode`, written straight into
+/// the bytes object (collecting into a `Vec<u8>` first grew it by doubling, then copied it: the
+/// 3.5 M rows of a run's sampled tables took 48 ms).
+fn le_bytes<'py, T, const N: usize>(py: Python<'py>, values: &[T], encode: impl Fn(&T) -> [u8; N]) -> PyResult<Bound<'py, PyBytes>> {
+    PyBytes::new_with(py, values.len() * N, |buf| {
+        for (out, v) in buf.chunks_exact_mut(N).zip(values) {
+            out.copy_from_slice(&encode(v));
+        }
+        Ok(())
+    })
 }
 
 #[pymodule]
