@@ -30,6 +30,12 @@ pub struct StrColumn {
 impl StrColumn {
     /// Appends `value` (a linear search of the dictionary: meant for few distinct values).
     pub fn push(&mut self, value: &str) {
+        let code = self.code_of(value);
+        self.push_code(code);
+    }
+
+    /// The code of `value`, added to the dictionary if it is not there yet (no row is added).
+    pub fn code_of(&mut self, value: &str) -> u32 {
         let code = match self.dictionary.iter().position(|d| d == value) {
             Some(i) => i,
             None => {
@@ -37,7 +43,14 @@ impl StrColumn {
                 self.dictionary.len() - 1
             }
         };
-        self.codes.push(code as u32);
+        code as u32
+    }
+
+    /// Appends a row of the value with `code` (from [`StrColumn::code_of`]): for a caller that
+    /// writes the same few values row after row and keeps their codes.
+    pub fn push_code(&mut self, code: u32) {
+        debug_assert!((code as usize) < self.dictionary.len(), "code {code} outside the dictionary");
+        self.codes.push(code);
     }
 
     pub fn len(&self) -> usize {
@@ -230,5 +243,19 @@ mod tests {
         assert_eq!(c, other);
         let changed = StrColumn { dictionary: other.dictionary.clone(), codes: vec![1, 0, 1, 1, 1] };
         assert_ne!(c, changed);
+    }
+
+    /// Codes kept by the caller write the rows `push` would, and coding a value adds no row.
+    #[test]
+    fn str_column_codes_kept_by_the_caller_write_the_same_rows() {
+        let mut by_code = StrColumn::default();
+        let (up, down) = (by_code.code_of("up"), by_code.code_of("down"));
+        assert_eq!((up, down, by_code.len()), (0, 1, 0));
+        assert_eq!(by_code.code_of("up"), up, "a value is coded once");
+        for c in [up, down, up, up, down] {
+            by_code.push_code(c);
+        }
+        let by_value: StrColumn = ["up", "down", "up", "up", "down"].into_iter().collect();
+        assert_eq!((by_code.dictionary.clone(), by_code.codes.clone()), (by_value.dictionary, by_value.codes));
     }
 }
