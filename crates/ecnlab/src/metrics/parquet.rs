@@ -22,7 +22,8 @@ use std::io::{self, Write};
 use std::sync::Arc;
 
 use ::parquet::basic::{Compression, LogicalType, Repetition, Type as PhysicalType};
-use ::parquet::data_type::{BoolType, ByteArray, ByteArrayType, DoubleType, Int64Type};
+use ::parquet::column::writer::ColumnWriterImpl;
+use ::parquet::data_type::{BoolType, ByteArray, ByteArrayType, DataType, DoubleType, Int64Type};
 use ::parquet::errors::ParquetError;
 use ::parquet::file::properties::WriterProperties;
 use ::parquet::file::writer::SerializedFileWriter;
@@ -105,34 +106,11 @@ fn encode<W: Write + Send>(table: &Table, out: W, chunk_rows: usize) -> Result<W
     for (_, col) in &table.columns {
         let mut w = group.next_column()?.expect("one column writer per schema field");
         match col {
-            Column::F64(v) => {
-                let w = w.typed::<DoubleType>();
-                for part in v.chunks(chunk_rows) {
-                    w.write_batch(part, Some(&defined[..part.len()]), None)?;
-                }
-            }
-            Column::I64(v) => {
-                let w = w.typed::<Int64Type>();
-                for part in v.chunks(chunk_rows) {
-                    w.write_batch(part, Some(&defined[..part.len()]), None)?;
-                }
-            }
-            Column::U64(v) => {
-                // Parquet stores unsigned 64-bit integers as INT64 bit patterns.
-                let w = w.typed::<Int64Type>();
-                let mut bits = Vec::with_capacity(v.len().min(chunk_rows));
-                for part in v.chunks(chunk_rows) {
-                    bits.clear();
-                    bits.extend(part.iter().map(|&x| x as i64));
-                    w.write_batch(&bits, Some(&defined[..part.len()]), None)?;
-                }
-            }
-            Column::Bool(v) => {
-                let w = w.typed::<BoolType>();
-                for part in v.chunks(chunk_rows) {
-                    w.write_batch(part, Some(&defined[..part.len()]), None)?;
-                }
-            }
+            Column::F64(v) => write_chunks(w.typed::<DoubleType>(), v, &defined, chunk_rows)?,
+            Column::I64(v) => write_chunks(w.typed::<Int64Type>(), v, &defined, chunk_rows)?,
+            // Parquet stores unsigned 64-bit integers as INT64 bit patterns.
+            Column::U64(v) => write_converted(w.typed::<Int64Type>(), v, &defined, chunk_rows, |&x| x as i64)?,
+            Column::Bool(v) => write_chunks(w.typed::<BoolType>(), v, &defined, chunk_rows)?,
             Column::Str(s) => {
                 let dictionary: Vec<ByteArray> =
                     s.dictionary.iter().map(|d| ByteArray::from(d.as_str())).collect();
@@ -142,14 +120,9 @@ fn encode<W: Write + Send>(table: &Table, out: W, chunk_rows: usize) -> Result<W
                         dictionary.len()
                     )));
                 }
-                let w = w.typed::<ByteArrayType>();
-                let mut values = Vec::with_capacity(s.codes.len().min(chunk_rows));
-                for part in s.codes.chunks(chunk_rows) {
-                    // ByteArray clones share the dictionary's bytes (reference counted).
-                    values.clear();
-                    values.extend(part.iter().map(|&c| dictionary[c as usize].clone()));
-                    w.write_batch(&values, Some(&defined[..part.len()]), None)?;
-                }
+                // ByteArray clones share the dictionary's bytes (reference counted).
+                let value = |&c: &u32| dictionary[c as usize].clone();
+                write_converted(w.typed::<ByteArrayType>(), &s.codes, &defined, chunk_rows, value)?;
             }
         }
         w.close()?;
@@ -158,6 +131,37 @@ fn encode<W: Write + Send>(table: &Table, out: W, chunk_rows: usize) -> Result<W
     writer.finish()?; // the footer: bytes_written now counts the whole file
     let bytes = writer.bytes_written() as u64;
     Ok(Written { rows, bytes })
+}
+
+/// Writes `values` in chunks of `chunk_rows`, every value defined (`defined` holds a chunk's
+/// definition levels).
+fn write_chunks<T: DataType>(
+    w: &mut ColumnWriterImpl<'_, T>,
+    values: &[T::T],
+    defined: &[i16],
+    chunk_rows: usize,
+) -> Result<(), ParquetError> {
+    for part in values.chunks(chunk_rows) {
+        w.write_batch(part, Some(&defined[..part.len()]), None)?;
+    }
+    Ok(())
+}
+
+/// As [`write_chunks`], each chunk converted by `convert` into one buffer reused across chunks.
+fn write_converted<T: DataType, S>(
+    w: &mut ColumnWriterImpl<'_, T>,
+    values: &[S],
+    defined: &[i16],
+    chunk_rows: usize,
+    convert: impl Fn(&S) -> T::T,
+) -> Result<(), ParquetError> {
+    let mut converted = Vec::with_capacity(values.len().min(chunk_rows));
+    for part in values.chunks(chunk_rows) {
+        converted.clear();
+        converted.extend(part.iter().map(&convert));
+        w.write_batch(&converted, Some(&defined[..part.len()]), None)?;
+    }
+    Ok(())
 }
 
 #[cfg(test)]
