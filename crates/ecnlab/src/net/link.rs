@@ -56,6 +56,9 @@ pub struct Link {
     busy_until: SimTime,
     /// Size and data-ness of that packet, to leave it out of counters read before it ends.
     last_started: (u32, bool),
+    /// The last size serialized and its transmission time: a link carries one or two sizes
+    /// (full segments, ACKs), and the time is a 64-bit division (`tx_time`).
+    tx_memo: (u32, SimTime),
     /// Whether a transmission-complete event is scheduled (always so while packets wait).
     tx_pending: bool,
     /// The queue's AQM has been told that the link went idle at `busy_until`.
@@ -75,6 +78,7 @@ impl Link {
             queue,
             busy_until: 0,
             last_started: (0, false),
+            tx_memo: (0, 0),
             tx_pending: false,
             idle_told: true,
             wire: VecDeque::with_capacity(16),
@@ -144,7 +148,10 @@ impl Link {
         };
         let p = pool.get(id);
         let data = matches!(p.kind, PacketKind::Data | PacketKind::Retx);
-        let tx = tx_time(p.size, self.rate_bps);
+        if p.size != self.tx_memo.0 {
+            self.tx_memo = (p.size, tx_time(p.size, self.rate_bps));
+        }
+        let tx = self.tx_memo.1;
         self.busy_until = now + tx;
         self.stats.busy_ns += tx;
         self.idle_told = false;
@@ -317,5 +324,23 @@ mod tests {
         // Busy from 0 to 3 ms without a gap.
         assert_eq!(link.stats_at(2_500_000).busy_ns, 2_500_000);
         assert_eq!(link.stats_at(4_000_000).busy_ns, 3_000_000);
+    }
+
+    #[test]
+    fn each_packet_takes_the_time_of_its_own_size() {
+        // Sizes alternate (a segment, an ACK, a segment) and repeat: at 8 Mb/s a byte takes
+        // 1 us, whatever size the link serialized before.
+        let mut pool = PacketPool::new();
+        let mut dropped = Vec::new();
+        let queue = Queue::build(&AqmConfig::default(), (Some(10), None), 8_000_000, Rng::from_seed(1));
+        let mut link = Link::new(8_000_000, 0, queue, 0.0, Rng::from_seed(1));
+        let mut now = 0;
+        for size in [1000, 40, 40, 1000, 1000, 576, 40] {
+            let id = packet(&mut pool, size);
+            let (_, w) = link.send(&mut pool, id, now, &mut dropped);
+            assert_eq!(w.started, Some((id, now + size as u64 * 1_000)), "{size} B");
+            now += size as u64 * 1_000;
+        }
+        assert_eq!(link.stats_at(now).busy_ns, 3_696_000);
     }
 }

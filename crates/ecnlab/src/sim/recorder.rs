@@ -132,6 +132,9 @@ pub(super) struct RecordedLink {
     pub(super) at_warmup: Snapshot,
     /// Sojourn-time histogram of the packets that left its queue in the window.
     pub(super) sojourn: Vec<u64>,
+    /// Its codes in the link columns of `samples` and `aqm_samples`, from its first row there.
+    sample_code: Option<u32>,
+    aqm_sample_code: Option<u32>,
 }
 
 const NOT_RECORDED: u32 = u32::MAX;
@@ -154,6 +157,8 @@ impl Recorder {
                 last: Snapshot::default(),
                 at_warmup: Snapshot::default(),
                 sojourn: vec![0; sojourn_bins],
+                sample_code: None,
+                aqm_sample_code: None,
             })
             .collect();
         Recorder {
@@ -240,16 +245,16 @@ impl Simulation {
     }
 
     pub(super) fn on_sample(&mut self) {
-        for rl in &self.rec.links {
+        for rl in &mut self.rec.links {
             let l = rl.id;
             let q = &self.net.links[l as usize].queue;
             let s = &mut self.rec.samples;
-            s.0.push(&rl.name);
+            let code = *rl.sample_code.get_or_insert_with(|| s.0.code_of(&rl.name));
+            s.0.push_code(code);
             s.1.push(to_secs(self.now));
             s.2.push(q.len_pkts() as u64);
             s.3.push(q.len_bytes());
             let (now, a, codes) = (self.now, &mut self.rec.aqm_samples, &mut self.rec.aqm_variable_codes);
-            let mut link = None; // coded at its first variable: a link with none has no rows
             self.net.links[l as usize].sync_idle(now);
             self.net.links[l as usize].queue.sample_aqm(now, &mut |name, v| {
                 let known = codes.iter().find(|(n, _)| std::ptr::eq(*n, name)).map(|&(_, c)| c);
@@ -258,7 +263,8 @@ impl Simulation {
                     codes.push((name, c));
                     c
                 });
-                let link = *link.get_or_insert_with(|| a.0.code_of(&rl.name));
+                // Coded at its first variable: a link with none has no rows.
+                let link = *rl.aqm_sample_code.get_or_insert_with(|| a.0.code_of(&rl.name));
                 a.0.push_code(link);
                 a.1.push(to_secs(now));
                 a.2.push_code(variable);
