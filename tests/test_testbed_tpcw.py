@@ -484,11 +484,12 @@ def test_browsers_on_the_testbed_write_exchanges_with_the_page_mix_and_leave_not
     assert flows["flow"].max() < 10_000  # renumbered from the browsers' ids
     done = ex[ex["completed"]]
     assert (done["response_time_s"] > 0.010).all()  # at least the 10 ms RTT
-    # The database answered every page; the web tier was far from busy.
+    # The database answered every page a browser got (a page asked for as the run ended may
+    # not have reached the web tier); the web tier was far from busy.
     m = json.loads((out / "manifest.json").read_text())
     tiers = m["testbed"]["web_tier"]
     pages = sum(sum(t["pages"].values()) for t in tiers.values())
-    assert pages >= sizes[8000] and tiers["s0"]["pages"]["home"] > 0
+    assert pages >= (done["response_bytes"] == 8000).sum() and tiers["s0"]["pages"]["home"] > 0
     by_page = Counter()
     for t in tiers.values():
         by_page.update(t["pages"])
@@ -594,7 +595,8 @@ def test_browsers_on_a_mariadb_bookstore_and_nothing_left(tmp_path, monkeypatch,
     tiers = m["testbed"]["web_tier"]
     assert {t["database"] for t in tiers.values()} == {"mariadb"}
     pages = sum(sum(t["pages"].values()) for t in tiers.values())
-    assert pages >= (ex["response_bytes"] == 8000).sum() > 30
+    done = ex[ex["completed"]]
+    assert pages >= (done["response_bytes"] == 8000).sum() > 30
     # The database is not the bottleneck: a page's queries take milliseconds.
     s = m["summary"]
     assert 0 < s["web_db_ms_mean"] < 20 and s["web_busy_fraction_max"] < 0.3
