@@ -288,13 +288,18 @@ mod tests {
         })
     }
 
+    /// A link of 8 Mb/s (a byte in 1 us) with a 10-packet drop-tail queue.
+    fn fifo_link(delay_ns: SimTime) -> Link {
+        let queue = Queue::build(&AqmConfig::default(), (Some(10), None), 8_000_000, Rng::from_seed(1));
+        Link::new(8_000_000, delay_ns, queue, 0.0, Rng::from_seed(1))
+    }
+
     #[test]
     fn serialization_events_only_while_packets_wait() {
         let mut pool = PacketPool::new();
         let mut dropped = Vec::new();
         // 1000 B at 8 Mb/s: 1 ms to serialize; 5 ms of propagation.
-        let queue = Queue::build(&AqmConfig::default(), (Some(10), None), 8_000_000, Rng::from_seed(1));
-        let mut link = Link::new(8_000_000, 5_000_000, queue, 0.0, Rng::from_seed(1));
+        let mut link = fifo_link(5_000_000);
         let (a, b, c) = (packet(&mut pool, 1000), packet(&mut pool, 1000), packet(&mut pool, 1000));
 
         // Idle link: the packet starts at once, no end-of-serialization event.
@@ -332,8 +337,7 @@ mod tests {
         // 1 us, whatever size the link serialized before.
         let mut pool = PacketPool::new();
         let mut dropped = Vec::new();
-        let queue = Queue::build(&AqmConfig::default(), (Some(10), None), 8_000_000, Rng::from_seed(1));
-        let mut link = Link::new(8_000_000, 0, queue, 0.0, Rng::from_seed(1));
+        let mut link = fifo_link(0);
         let mut now = 0;
         for size in [1000, 40, 40, 1000, 1000, 576, 40] {
             let id = packet(&mut pool, size);

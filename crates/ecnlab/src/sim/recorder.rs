@@ -465,6 +465,7 @@ impl Simulation {
 
     pub(super) fn samples_table(&mut self) -> Table {
         let s = std::mem::take(&mut self.rec.samples);
+        self.rec.links.iter_mut().for_each(|rl| rl.sample_code = None); // codes of the column taken
         Table::new("queue_samples")
             .with("link", Column::Str(s.0))
             .with("t_s", Column::F64(s.1))
@@ -474,7 +475,8 @@ impl Simulation {
 
     pub(super) fn aqm_samples_table(&mut self) -> Table {
         let s = std::mem::take(&mut self.rec.aqm_samples);
-        self.rec.aqm_variable_codes.clear(); // codes of the column taken
+        self.rec.aqm_variable_codes.clear(); // codes of the columns taken
+        self.rec.links.iter_mut().for_each(|rl| rl.aqm_sample_code = None);
         Table::new("aqm_samples")
             .with("link", Column::Str(s.0))
             .with("t_s", Column::F64(s.1))
