@@ -25,17 +25,18 @@ impl fmt::Display for ConfigError {
 impl std::error::Error for ConfigError {}
 
 /// `path` must be positive and finite.
-pub(crate) fn positive(v: f64, path: &str) -> Result<(), ConfigError> {
+pub(crate) fn positive(v: f64, path: impl fmt::Display) -> Result<(), ConfigError> {
     check(v > 0.0 && v.is_finite(), path, v, "must be positive")
 }
 
 /// `path` must be zero or positive, and finite.
-pub(crate) fn non_negative(v: f64, path: &str) -> Result<(), ConfigError> {
+pub(crate) fn non_negative(v: f64, path: impl fmt::Display) -> Result<(), ConfigError> {
     check(v >= 0.0 && v.is_finite(), path, v, "must be zero or positive")
 }
 
-/// Returns an error for `path` unless `ok`.
-pub(crate) fn check(ok: bool, path: &str, value: impl fmt::Display, rule: &str) -> Result<(), ConfigError> {
+/// Returns an error for `path` unless `ok`. The path and the rule are written out only for an
+/// error: callers pass `format_args!`, so a valid scenario of many workloads formats nothing.
+pub(crate) fn check(ok: bool, path: impl fmt::Display, value: impl fmt::Display, rule: impl fmt::Display) -> Result<(), ConfigError> {
     if ok {
         Ok(())
     } else {

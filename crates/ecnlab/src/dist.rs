@@ -138,28 +138,28 @@ impl Dist {
     }
 
     pub fn validate(&self, path: &str) -> Result<(), ConfigError> {
-        let fin = |name: &str, v: f64| check(v.is_finite(), &format!("{path}.{name}"), v, "must be a finite number");
+        let fin = |name: &str, v: f64| check(v.is_finite(), format_args!("{path}.{name}"), v, "must be a finite number");
         match self {
             Dist::Constant { value } => fin("value", *value),
-            Dist::Exponential { mean } => check(*mean > 0.0 && mean.is_finite(), &format!("{path}.mean"), mean, "must be positive"),
+            Dist::Exponential { mean } => check(*mean > 0.0 && mean.is_finite(), format_args!("{path}.mean"), mean, "must be positive"),
             Dist::Uniform { low, high } => {
                 fin("low", *low)?;
                 fin("high", *high)?;
-                check(low <= high, &format!("{path}.low"), low, &format!("must not exceed high ({high})"))
+                check(low <= high, format_args!("{path}.low"), low, format_args!("must not exceed high ({high})"))
             }
             Dist::Lomax { scale, shape, max } => {
-                check(*scale > 0.0 && scale.is_finite(), &format!("{path}.scale"), scale, "must be positive")?;
-                check(*shape > 0.0 && shape.is_finite(), &format!("{path}.shape"), shape, "must be positive")?;
-                check(*max > 0.0 && max.is_finite(), &format!("{path}.max"), max, "must be positive")
+                check(*scale > 0.0 && scale.is_finite(), format_args!("{path}.scale"), scale, "must be positive")?;
+                check(*shape > 0.0 && shape.is_finite(), format_args!("{path}.shape"), shape, "must be positive")?;
+                check(*max > 0.0 && max.is_finite(), format_args!("{path}.max"), max, "must be positive")
             }
             Dist::Pareto { mean, shape } => {
-                check(*mean > 0.0 && mean.is_finite(), &format!("{path}.mean"), mean, "must be positive")?;
-                check(*shape > 1.0 && shape.is_finite(), &format!("{path}.shape"), shape, "must be above 1 (the mean is infinite otherwise)")
+                check(*mean > 0.0 && mean.is_finite(), format_args!("{path}.mean"), mean, "must be positive")?;
+                check(*shape > 1.0 && shape.is_finite(), format_args!("{path}.shape"), shape, "must be above 1 (the mean is infinite otherwise)")
             }
             Dist::BoundedPareto { low, high, shape } => {
-                check(*low > 0.0 && low.is_finite(), &format!("{path}.low"), low, "must be positive")?;
-                check(high.is_finite() && high > low, &format!("{path}.high"), high, &format!("must be above low ({low})"))?;
-                check(*shape > 0.0 && shape.is_finite(), &format!("{path}.shape"), shape, "must be positive")
+                check(*low > 0.0 && low.is_finite(), format_args!("{path}.low"), low, "must be positive")?;
+                check(high.is_finite() && high > low, format_args!("{path}.high"), high, format_args!("must be above low ({low})"))?;
+                check(*shape > 0.0 && shape.is_finite(), format_args!("{path}.shape"), shape, "must be positive")
             }
             Dist::Discrete { values, weights } => {
                 check_weights(path, "values", values.len(), weights)?;
@@ -286,14 +286,14 @@ impl Dist {
 
 /// The weights of `n` items called `what` (values, parts): one each, non-negative, positive sum.
 fn check_weights(path: &str, what: &str, n: usize, weights: &[f64]) -> Result<(), ConfigError> {
-    check(n > 0, &format!("{path}.{what}"), "[]", "must not be empty")?;
+    check(n > 0, format_args!("{path}.{what}"), "[]", "must not be empty")?;
     let one = what.trim_end_matches('s');
-    check(weights.len() == n, &format!("{path}.weights"), weights.len(), &format!("must have one weight per {one} ({n} {what})"))?;
+    check(weights.len() == n, format_args!("{path}.weights"), weights.len(), format_args!("must have one weight per {one} ({n} {what})"))?;
     for (i, w) in weights.iter().enumerate() {
-        check(*w >= 0.0 && w.is_finite(), &format!("{path}.weights[{i}]"), w, "must be non-negative")?;
+        check(*w >= 0.0 && w.is_finite(), format_args!("{path}.weights[{i}]"), w, "must be non-negative")?;
     }
     let total: f64 = weights.iter().sum();
-    check(total > 0.0, &format!("{path}.weights"), total, "must have a positive sum")
+    check(total > 0.0, format_args!("{path}.weights"), total, "must have a positive sum")
 }
 
 /// Mean of the bounded Pareto on [l, h] with index a.

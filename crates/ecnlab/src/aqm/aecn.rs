@@ -69,9 +69,9 @@ impl Settings for AecnParams {
         valid::non_negative(self.flow_exponent, path, "flow_exponent")?;
         valid::non_negative(self.rate_exponent, path, "rate_exponent")?;
         valid::fraction(self.max_p_cap, path, "max_p_cap")?;
-        check(self.max_p_cap > 0.0, &valid::field(path, "max_p_cap"), self.max_p_cap, "must be positive")?;
+        check(self.max_p_cap > 0.0, valid::field(path, "max_p_cap"), self.max_p_cap, "must be positive")?;
         valid::period_ms(self.window_ms, path, "window_ms")?;
-        check(self.table_size >= 1, &valid::field(path, "table_size"), self.table_size, "must be at least 1")
+        check(self.table_size >= 1, valid::field(path, "table_size"), self.table_size, "must be at least 1")
     }
 
     fn targets_pkts(&self) -> Vec<(&'static str, f64)> {

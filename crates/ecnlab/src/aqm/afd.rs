@@ -50,15 +50,15 @@ impl Default for AfdParams {
 
 impl Settings for AfdParams {
     fn validate(&self, path: &str) -> Result<(), ConfigError> {
-        check(self.shadow_size >= 1, &valid::field(path, "shadow_size"), self.shadow_size, "must be at least 1")?;
-        check(self.sample_one_in >= 1.0 && self.sample_one_in.is_finite(), &valid::field(path, "sample_one_in"), self.sample_one_in, "must be at least 1")?;
+        check(self.shadow_size >= 1, valid::field(path, "shadow_size"), self.shadow_size, "must be at least 1")?;
+        check(self.sample_one_in >= 1.0 && self.sample_one_in.is_finite(), valid::field(path, "sample_one_in"), self.sample_one_in, "must be at least 1")?;
         valid::non_negative(self.alpha, path, "alpha")?;
-        check(self.beta > self.alpha && self.beta.is_finite(), &valid::field(path, "beta"), self.beta, &format!("must be above alpha ({})", self.alpha))?;
-        check(self.update_hz > 0.0 && self.update_hz <= 1e6, &valid::field(path, "update_hz"), self.update_hz, "must be in (0, 1000000]")?;
+        check(self.beta > self.alpha && self.beta.is_finite(), valid::field(path, "beta"), self.beta, format_args!("must be above alpha ({})", self.alpha))?;
+        check(self.update_hz > 0.0 && self.update_hz <= 1e6, valid::field(path, "update_hz"), self.update_hz, "must be in (0, 1000000]")?;
         if let Some(q) = self.q_target_pkts {
             valid::non_negative(q, path, "q_target_pkts")?;
         }
-        check(self.m_min >= 1.0 && self.m_min <= self.shadow_size as f64, &valid::field(path, "m_min"), self.m_min, "must be in [1, shadow_size]")
+        check(self.m_min >= 1.0 && self.m_min <= self.shadow_size as f64, valid::field(path, "m_min"), self.m_min, "must be in [1, shadow_size]")
     }
 
     fn targets_pkts(&self) -> Vec<(&'static str, f64)> {

@@ -150,9 +150,9 @@ impl Settings for AredParams {
         valid::fraction(self.bottom, path, "bottom")?;
         check(
             self.bottom <= self.top,
-            &valid::field(path, "bottom"),
+            valid::field(path, "bottom"),
             self.bottom,
-            &format!("must not be above top ({})", self.top),
+            format_args!("must not be above top ({})", self.top),
         )?;
         // The RED checks on what the user gave (automatic values are valid by construction,
         // whatever the link rate).

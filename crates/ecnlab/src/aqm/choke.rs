@@ -46,7 +46,7 @@ impl ChokeParams {
 impl Settings for ChokeParams {
     fn validate(&self, path: &str) -> Result<(), ConfigError> {
         self.red().validate(path)?;
-        check(self.candidates >= 1 && self.candidates <= 64, &valid::field(path, "candidates"), self.candidates, "must be in [1, 64]")
+        check(self.candidates >= 1 && self.candidates <= 64, valid::field(path, "candidates"), self.candidates, "must be in [1, 64]")
     }
 
     fn targets_pkts(&self) -> Vec<(&'static str, f64)> {

@@ -78,17 +78,17 @@ impl Default for DcnParams {
 
 impl Settings for DcnParams {
     fn validate(&self, path: &str) -> Result<(), ConfigError> {
-        check(self.sb_size >= 1, &valid::field(path, "sb_size"), self.sb_size, "must be at least 1")?;
-        check(self.hb_size >= 1, &valid::field(path, "hb_size"), self.hb_size, "must be at least 1")?;
+        check(self.sb_size >= 1, valid::field(path, "sb_size"), self.sb_size, "must be at least 1")?;
+        check(self.hb_size >= 1, valid::field(path, "hb_size"), self.hb_size, "must be at least 1")?;
         check(
             self.hb_max_chain >= 1 && self.hb_max_chain <= self.hb_size,
-            &valid::field(path, "hb_max_chain"),
+            valid::field(path, "hb_max_chain"),
             self.hb_max_chain,
-            &format!("must be in [1, hb_size ({})]", self.hb_size),
+            format_args!("must be in [1, hb_size ({})]", self.hb_size),
         )?;
         valid::period_ms(self.clearing_interval_ms, path, "clearing_interval_ms")?;
-        check(self.a.is_finite(), &valid::field(path, "a"), self.a, "must be finite")?;
-        check(self.a < self.b && self.b.is_finite(), &valid::field(path, "b"), self.b, &format!("must be above a ({}) (seed 004: a < b)", self.a))?;
+        check(self.a.is_finite(), valid::field(path, "a"), self.a, "must be finite")?;
+        check(self.a < self.b && self.b.is_finite(), valid::field(path, "b"), self.b, format_args!("must be above a ({}) (seed 004: a < b)", self.a))?;
         valid::period_ms(self.t_update_ms, path, "t_update_ms")?;
         valid::non_negative(self.q_ref_pkts, path, "q_ref_pkts")?;
         valid::period_ms(self.t_dec_ms, path, "t_dec_ms")?;

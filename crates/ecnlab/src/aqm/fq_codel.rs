@@ -73,8 +73,8 @@ impl FqCodelParams {
 impl Settings for FqCodelParams {
     fn validate(&self, path: &str) -> Result<(), ConfigError> {
         self.codel().validate(path)?;
-        check(self.flows >= 1 && self.flows <= 65536, &valid::field(path, "flows"), self.flows, "must be in [1, 65536]")?;
-        check(self.quantum_bytes >= 1, &valid::field(path, "quantum_bytes"), self.quantum_bytes, "must be at least 1")?;
+        check(self.flows >= 1 && self.flows <= 65536, valid::field(path, "flows"), self.flows, "must be in [1, 65536]")?;
+        check(self.quantum_bytes >= 1, valid::field(path, "quantum_bytes"), self.quantum_bytes, "must be at least 1")?;
         self.ce_threshold_ms.map_or(Ok(()), |v| valid::non_negative(v, path, "ce_threshold_ms"))
     }
 }

@@ -268,18 +268,18 @@ pub(crate) mod valid {
         format!("{path}.{field}")
     }
     pub fn positive(v: f64, path: &str, f: &str) -> Result<(), ConfigError> {
-        crate::config::positive(v, &field(path, f))
+        crate::config::positive(v, field(path, f))
     }
     pub fn non_negative(v: f64, path: &str, f: &str) -> Result<(), ConfigError> {
-        crate::config::non_negative(v, &field(path, f))
+        crate::config::non_negative(v, field(path, f))
     }
     /// A controller period (ms): at least 1 us, so catching up over idle time stays cheap.
     pub fn period_ms(v: f64, path: &str, f: &str) -> Result<(), ConfigError> {
-        check(v >= 1e-3 && v.is_finite(), &field(path, f), v, "must be at least 0.001 (1 us)")
+        check(v >= 1e-3 && v.is_finite(), field(path, f), v, "must be at least 0.001 (1 us)")
     }
     /// A probability or weight in (0, 1].
     pub fn fraction(v: f64, path: &str, f: &str) -> Result<(), ConfigError> {
-        check(v > 0.0 && v <= 1.0, &field(path, f), v, "must be in (0, 1]")
+        check(v > 0.0 && v <= 1.0, field(path, f), v, "must be in (0, 1]")
     }
 }
 

@@ -58,10 +58,10 @@ impl Settings for PiParams {
     fn validate(&self, path: &str) -> Result<(), ConfigError> {
         valid::positive(self.a, path, "a")?;
         valid::non_negative(self.b, path, "b")?;
-        check(self.b < self.a, &valid::field(path, "b"), self.b, &format!("must be below a ({}) for a stable integral term", self.a))?;
-        check(self.sample_hz > 0.0 && self.sample_hz <= 1e6, &valid::field(path, "sample_hz"), self.sample_hz, "must be in (0, 1000000]")?;
+        check(self.b < self.a, valid::field(path, "b"), self.b, format_args!("must be below a ({}) for a stable integral term", self.a))?;
+        check(self.sample_hz > 0.0 && self.sample_hz <= 1e6, valid::field(path, "sample_hz"), self.sample_hz, "must be in (0, 1000000]")?;
         valid::non_negative(self.q_ref_pkts, path, "q_ref_pkts")?;
-        check(self.mean_pkt_bytes >= 1, &valid::field(path, "mean_pkt_bytes"), self.mean_pkt_bytes, "must be at least 1")
+        check(self.mean_pkt_bytes >= 1, valid::field(path, "mean_pkt_bytes"), self.mean_pkt_bytes, "must be at least 1")
     }
 
     fn targets_pkts(&self) -> Vec<(&'static str, f64)> {

@@ -86,7 +86,7 @@ impl Default for Pi2Params {
 /// Checks the parameters the PI2 controller shares between `pi2` and `dualpi2`.
 pub(crate) fn validate_controller(target_us: f64, t_update_us: f64, alpha_hz: f64, beta_hz: f64, k: f64, path: &str) -> Result<(), ConfigError> {
     valid::positive(target_us, path, "target_us")?;
-    check(t_update_us >= 1.0 && t_update_us.is_finite(), &valid::field(path, "t_update_us"), t_update_us, "must be at least 1 (1 us)")?;
+    check(t_update_us >= 1.0 && t_update_us.is_finite(), valid::field(path, "t_update_us"), t_update_us, "must be at least 1 (1 us)")?;
     valid::non_negative(alpha_hz, path, "alpha_hz")?;
     valid::non_negative(beta_hz, path, "beta_hz")?;
     valid::positive(k, path, "coupling_factor")

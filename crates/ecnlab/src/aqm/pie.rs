@@ -167,17 +167,17 @@ impl Settings for PieParams {
             v.map_or(Ok(()), |v| valid::non_negative(v, path, f))?;
         }
         if let Some(t) = self.dq_threshold_bytes {
-            check(t >= 1, &valid::field(path, "dq_threshold_bytes"), t, "must be at least 1")?;
+            check(t >= 1, valid::field(path, "dq_threshold_bytes"), t, "must be at least 1")?;
         }
         self.dq_rate_weight.map_or(Ok(()), |w| valid::fraction(w, path, "dq_rate_weight"))?;
         valid::fraction(self.mark_ecnth, path, "mark_ecnth")?;
         check(
             !(self.derandomize && self.variant == PieVariant::LinuxEarly),
-            &valid::field(path, "derandomize"),
+            valid::field(path, "derandomize"),
             self.derandomize,
             "is only available with variant = \"rfc8033\"",
         )?;
-        check(self.mean_pkt_bytes >= 1, &valid::field(path, "mean_pkt_bytes"), self.mean_pkt_bytes, "must be at least 1")
+        check(self.mean_pkt_bytes >= 1, valid::field(path, "mean_pkt_bytes"), self.mean_pkt_bytes, "must be at least 1")
     }
 }
 

@@ -105,13 +105,13 @@ impl Settings for RedParams {
         valid::positive(self.max_th_pkts, path, "max_th_pkts")?;
         check(
             self.min_th_pkts <= self.max_th_pkts,
-            &valid::field(path, "min_th_pkts"),
+            valid::field(path, "min_th_pkts"),
             self.min_th_pkts,
-            &format!("must not be above max_th_pkts ({})", self.max_th_pkts),
+            format_args!("must not be above max_th_pkts ({})", self.max_th_pkts),
         )?;
         valid::fraction(self.max_p, path, "max_p")?;
         valid::fraction(self.w_q, path, "w_q")?;
-        check(self.mean_pkt_bytes >= 1, &valid::field(path, "mean_pkt_bytes"), self.mean_pkt_bytes, "must be at least 1")
+        check(self.mean_pkt_bytes >= 1, valid::field(path, "mean_pkt_bytes"), self.mean_pkt_bytes, "must be at least 1")
     }
 
     fn targets_pkts(&self) -> Vec<(&'static str, f64)> {

@@ -69,14 +69,14 @@ impl Default for RemParams {
 
 impl Settings for RemParams {
     fn validate(&self, path: &str) -> Result<(), ConfigError> {
-        check(self.phi > 1.0 && self.phi.is_finite(), &valid::field(path, "phi"), self.phi, "must be above 1")?;
+        check(self.phi > 1.0 && self.phi.is_finite(), valid::field(path, "phi"), self.phi, "must be above 1")?;
         valid::positive(self.gamma, path, "gamma")?;
         valid::positive(self.alpha, path, "alpha")?;
         valid::non_negative(self.b_star_pkts, path, "b_star_pkts")?;
         valid::period_ms(self.update_ms, path, "update_ms")?;
         valid::fraction(self.in_weight, path, "in_weight")?;
-        check(!self.mark_on_dequeue || self.ecn, &valid::field(path, "mark_on_dequeue"), true, "needs ecn = true")?;
-        check(self.mean_pkt_bytes >= 1, &valid::field(path, "mean_pkt_bytes"), self.mean_pkt_bytes, "must be at least 1")
+        check(!self.mark_on_dequeue || self.ecn, valid::field(path, "mark_on_dequeue"), true, "needs ecn = true")?;
+        check(self.mean_pkt_bytes >= 1, valid::field(path, "mean_pkt_bytes"), self.mean_pkt_bytes, "must be at least 1")
     }
 
     fn targets_pkts(&self) -> Vec<(&'static str, f64)> {

@@ -83,13 +83,13 @@ impl Settings for RioParams {
             (self.out_min_th_pkts, self.out_max_th_pkts, self.out_max_p, "out_"),
         ] {
             valid::non_negative(min, path, &format!("{pre}min_th_pkts"))?;
-            check(max > 0.0 && max >= min, &valid::field(path, &format!("{pre}max_th_pkts")), max, &format!("must be positive and not below {pre}min_th_pkts ({min})"))?;
+            check(max > 0.0 && max >= min, valid::field(path, &format!("{pre}max_th_pkts")), max, format_args!("must be positive and not below {pre}min_th_pkts ({min})"))?;
             valid::fraction(p, path, &format!("{pre}max_p"))?;
         }
         valid::fraction(self.w_q, path, "w_q")?;
         valid::positive(self.idle_timeout_ms, path, "idle_timeout_ms")?;
-        check(self.table_size >= 1, &valid::field(path, "table_size"), self.table_size, "must be at least 1")?;
-        check(self.mean_pkt_bytes >= 1, &valid::field(path, "mean_pkt_bytes"), self.mean_pkt_bytes, "must be at least 1")
+        check(self.table_size >= 1, valid::field(path, "table_size"), self.table_size, "must be at least 1")?;
+        check(self.mean_pkt_bytes >= 1, valid::field(path, "mean_pkt_bytes"), self.mean_pkt_bytes, "must be at least 1")
     }
 
     fn targets_pkts(&self) -> Vec<(&'static str, f64)> {

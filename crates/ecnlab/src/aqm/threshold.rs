@@ -70,9 +70,9 @@ impl Default for ThresholdParams {
 impl Settings for ThresholdParams {
     fn validate(&self, path: &str) -> Result<(), ConfigError> {
         match (self.k_pkts, self.k_bytes, self.k_us) {
-            (Some(_), Some(b), _) => check(false, &valid::field(path, "k_bytes"), b, "cannot be given together with k_pkts"),
-            (Some(_), None, Some(t)) => check(false, &valid::field(path, "k_us"), t, "cannot be given together with k_pkts"),
-            (None, Some(_), Some(t)) => check(false, &valid::field(path, "k_us"), t, "cannot be given together with k_bytes"),
+            (Some(_), Some(b), _) => check(false, valid::field(path, "k_bytes"), b, "cannot be given together with k_pkts"),
+            (Some(_), None, Some(t)) => check(false, valid::field(path, "k_us"), t, "cannot be given together with k_pkts"),
+            (None, Some(_), Some(t)) => check(false, valid::field(path, "k_us"), t, "cannot be given together with k_bytes"),
             (None, None, None) => check(false, path, "", "needs k_pkts, k_bytes or k_us (the threshold K)"),
             _ => Ok(()),
         }

@@ -15,6 +15,7 @@ use serde::{Deserialize, Serialize};
 pub use crate::aqm::AqmConfig;
 use crate::config::{check, non_negative, positive, tagged, ConfigError};
 use crate::dist::Dist;
+use crate::net::topology::Graph;
 use crate::tcp::config::{Side, TcpConfig};
 use crate::workload::{BulkFlows, BulkParams, Browsers, Driver, ExchangeArrivals, ExchangesParams, PackMime, PackMimeParams, PacketSource, PacketSourceParams, TpcwParams, WebSessions, WebSessionsParams};
 
@@ -83,9 +84,9 @@ impl QueueConfig {
         if let Some(l) = bytes {
             check(
                 l >= segment_bytes,
-                &format!("{path}.limit_bytes"),
+                format_args!("{path}.limit_bytes"),
                 l,
-                &format!("must hold a full-size segment ({segment_bytes} bytes: tcp.mss_bytes + tcp.header_bytes), or no data packet ever fits"),
+                format_args!("must hold a full-size segment ({segment_bytes} bytes: tcp.mss_bytes + tcp.header_bytes), or no data packet ever fits"),
             )?;
         }
         // A target the hard limit never lets the queue reach makes the AQM a drop-tail queue.
@@ -93,20 +94,24 @@ impl QueueConfig {
             if let Some(l) = pkts {
                 check(
                     target < l as f64,
-                    &format!("{path}.aqm.{field}"),
+                    format_args!("{path}.aqm.{field}"),
                     target,
-                    &format!("must be below the queue's limit_pkts ({l}): the queue never reaches it"),
+                    format_args!("must be below the queue's limit_pkts ({l}): the queue never reaches it"),
                 )?;
             }
         }
         for (field, target) in self.aqm.targets_bytes() {
             if let Some(l) = bytes {
-                check(target < l, &format!("{path}.aqm.{field}"), target, &format!("must be below the queue's limit_bytes ({l}): the queue never reaches it"))?;
+                check(target < l, format_args!("{path}.aqm.{field}"), target, format_args!("must be below the queue's limit_bytes ({l}): the queue never reaches it"))?;
             }
         }
         Ok(())
     }
 }
+
+/// Round-trip propagation delay (ns) from each (client router, server router) pair and back;
+/// `None` if no route joins them both ways.
+type RoundTrips = std::collections::BTreeMap<(u32, u32), Option<u64>>;
 
 // ---------------------------------------------------------------------------------------------
 
@@ -185,7 +190,7 @@ impl Workload {
                     d.min_value() >= path_rtt_ms - 1e-9,
                     &p,
                     d.min_value(),
-                    &format!("can be below the path's propagation RTT ({path_rtt_ms} ms): lower the access or bottleneck delays"),
+                    format_args!("can be below the path's propagation RTT ({path_rtt_ms} ms): lower the access or bottleneck delays"),
                 )?;
             }
             Ok(())
@@ -193,15 +198,15 @@ impl Workload {
         let size_check = |d: &Dist, name: &str, min: f64| -> Result<(), ConfigError> {
             let p = format!("{path}.{name}");
             d.validate(&p)?;
-            check(d.min_value() >= min, &p, d.min_value(), &format!("must not produce values below {min}"))
+            check(d.min_value() >= min, &p, d.min_value(), format_args!("must not produce values below {min}"))
         };
         match self {
             Workload::Bulk(BulkParams { flows, start_s, start_jitter_s, rtt_ms, rwnd_bytes, bytes, .. }) => {
-                check(*flows >= 1, &format!("{path}.flows"), flows, "must be at least 1")?;
-                non_negative(*start_s, &format!("{path}.start_s"))?;
-                non_negative(*start_jitter_s, &format!("{path}.start_jitter_s"))?;
+                check(*flows >= 1, format_args!("{path}.flows"), flows, "must be at least 1")?;
+                non_negative(*start_s, format_args!("{path}.start_s"))?;
+                non_negative(*start_jitter_s, format_args!("{path}.start_jitter_s"))?;
                 if let Some(b) = bytes {
-                    check(*b >= 1, &format!("{path}.bytes"), b, "must be at least 1")?;
+                    check(*b >= 1, format_args!("{path}.bytes"), b, "must be at least 1")?;
                 }
                 rtt_check(rtt_ms)?;
                 size_check(rwnd_bytes, "rwnd_bytes", 1.0)
@@ -219,10 +224,10 @@ impl Workload {
                 rwnd_bytes,
                 ..
             }) => {
-                positive(*arrival_rate_per_s, &format!("{path}.arrival_rate_per_s"))?;
-                non_negative(*start_s, &format!("{path}.start_s"))?;
+                positive(*arrival_rate_per_s, format_args!("{path}.arrival_rate_per_s"))?;
+                non_negative(*start_s, format_args!("{path}.start_s"))?;
                 let stop = stop_s.unwrap_or(duration_s);
-                check(stop > *start_s, &format!("{path}.stop_s"), stop, &format!("must be after start_s ({start_s})"))?;
+                check(stop > *start_s, format_args!("{path}.stop_s"), stop, format_args!("must be after start_s ({start_s})"))?;
                 size_check(exchanges_per_connection, "exchanges_per_connection", 0.5)?;
                 size_check(request_bytes, "request_bytes", 0.0)?;
                 size_check(response_bytes, "response_bytes", 0.0)?;
@@ -241,11 +246,11 @@ impl Workload {
                 rtt_check(&p.rtt_ms)
             }
             Workload::PacketSource(PacketSourceParams { rate_pps, size_bytes, start_s, stop_s, .. }) => {
-                positive(*rate_pps, &format!("{path}.rate_pps"))?;
+                positive(*rate_pps, format_args!("{path}.rate_pps"))?;
                 size_check(size_bytes, "size_bytes", 0.0)?;
-                non_negative(*start_s, &format!("{path}.start_s"))?;
+                non_negative(*start_s, format_args!("{path}.start_s"))?;
                 let stop = stop_s.unwrap_or(duration_s);
-                check(stop > *start_s, &format!("{path}.stop_s"), stop, &format!("must be after start_s ({start_s})"))
+                check(stop > *start_s, format_args!("{path}.stop_s"), stop, format_args!("must be after start_s ({start_s})"))
             }
         }
     }
@@ -403,9 +408,8 @@ impl Scenario {
     /// The largest propagation RTT (ms) between a client and a server of workload `i`,
     /// without per-flow extra delay (its flows' `rtt_ms` may not be below it), or an error if
     /// some of its servers cannot be reached from some of its clients.
-    fn workload_path_rtt_ms(&self, layout: &Layout, i: usize) -> Result<f64, ConfigError> {
+    fn workload_path_rtt_ms(&self, layout: &Layout, graph: &Graph, round_trips: &mut RoundTrips, i: usize) -> Result<f64, ConfigError> {
         let (clients, servers) = self.workload_hosts(layout, i)?;
-        let graph = layout.graph();
         let routers = |hosts: std::ops::Range<u32>, of: &[u32]| {
             let mut r: Vec<u32> = hosts.map(|h| of[h as usize]).collect();
             r.dedup();
@@ -414,14 +418,18 @@ impl Scenario {
         let mut worst_ns = 0u64;
         for a in routers(clients, &layout.client_routers) {
             for z in routers(servers.clone(), &layout.server_routers) {
-                let (Some(up), Some(down)) = (graph.route(a, z), graph.route(z, a)) else {
+                let round_trip = *round_trips.entry((a, z)).or_insert_with(|| {
+                    let (up, down) = (graph.route(a, z)?, graph.route(z, a)?);
+                    Some(graph.delay_ns(&up) + graph.delay_ns(&down))
+                });
+                let Some(ns) = round_trip else {
                     return Err(ConfigError {
                         path: format!("workloads[{i}]"),
                         value: String::new(),
                         rule: format!("connects hosts of routers {} and {}, which no route joins both ways", layout.routers[a as usize], layout.routers[z as usize]),
                     });
                 };
-                worst_ns = worst_ns.max(graph.delay_ns(&up) + graph.delay_ns(&down));
+                worst_ns = worst_ns.max(ns);
             }
         }
         Ok(worst_ns as f64 / 1e6 + 4.0 * self.topology.access_delay_ms)
@@ -448,19 +456,23 @@ impl Scenario {
             self.warmup_s < self.duration_s,
             "warmup_s",
             self.warmup_s,
-            &format!("must be below duration_s ({})", self.duration_s),
+            format_args!("must be below duration_s ({})", self.duration_s),
         )?;
         let layout = self.layout()?;
         self.tcp.validate()?;
         check(!self.workloads.is_empty(), "workloads", "[]", "must list at least one workload")?;
+        // Workloads mostly share their routers (all of them in a dumbbell): each pair's route is
+        // found once.
+        let graph = layout.graph();
+        let mut round_trips = RoundTrips::new();
         for (i, w) in self.workloads.iter().enumerate() {
             let path_rtt = match w {
                 Workload::PacketSource(p) => {
-                    check(self.topology.kind == TopologyKind::Dumbbell || p.link.is_some(), &format!("workloads[{i}].link"), "(none)", "is required outside a dumbbell: name the link the packets enter")?;
+                    check(self.topology.kind == TopologyKind::Dumbbell || p.link.is_some(), format_args!("workloads[{i}].link"), "(none)", "is required outside a dumbbell: name the link the packets enter")?;
                     self.source_link(&layout, i)?;
                     0.0
                 }
-                _ => self.workload_path_rtt_ms(&layout, i)?,
+                _ => self.workload_path_rtt_ms(&layout, &graph, &mut round_trips, i)?,
             };
             w.validate(&format!("workloads[{i}]"), self.duration_s, path_rtt)?;
             if let Workload::Bulk(BulkParams { tcp: Some(o), .. }) = w {
@@ -485,7 +497,7 @@ impl Scenario {
             m.sojourn_max_ms >= m.sojourn_bin_ms,
             "metrics.sojourn_max_ms",
             m.sojourn_max_ms,
-            &format!("must be at least sojourn_bin_ms ({})", m.sojourn_bin_ms),
+            format_args!("must be at least sojourn_bin_ms ({})", m.sojourn_bin_ms),
         )?;
         check(
             m.sojourn_max_ms / m.sojourn_bin_ms <= 1e6,

@@ -106,9 +106,9 @@ pub struct Bottleneck {
 impl Bottleneck {
     /// Checks the link's fields; `path` is its table's (`topology.bottleneck`, `topology.links[i]`).
     fn validate(&self, path: &str, segment_bytes: u64) -> Result<(), ConfigError> {
-        positive(self.rate_bps, &format!("{path}.rate_bps"))?;
-        non_negative(self.delay_ms, &format!("{path}.delay_ms"))?;
-        check((0.0..1.0).contains(&self.random_loss), &format!("{path}.random_loss"), self.random_loss, "must be in [0, 1)")?;
+        positive(self.rate_bps, format_args!("{path}.rate_bps"))?;
+        non_negative(self.delay_ms, format_args!("{path}.delay_ms"))?;
+        check((0.0..1.0).contains(&self.random_loss), format_args!("{path}.random_loss"), self.random_loss, "must be in [0, 1)")?;
         self.queue.validate(&format!("{path}.queue"), segment_bytes)?;
         if let Some(q) = &self.up_queue {
             q.validate(&format!("{path}.up_queue"), segment_bytes)?;
@@ -262,7 +262,7 @@ impl Topology {
             TopologyKind::Graph => "a graph",
         };
         let refuse = |present: bool, field: &str| {
-            check(!present, &format!("topology.{field}"), "(set)", &format!("is not a field of {kind} (topology.kind)"))
+            check(!present, format_args!("topology.{field}"), "(set)", format_args!("is not a field of {kind} (topology.kind)"))
         };
         let graph_only = [
             (!self.routers.is_empty(), "routers"),
@@ -307,7 +307,7 @@ impl Topology {
                     return Err(unknown(&format!("topology.record[{i}]"), n, "router-to-router link", layout.core.iter().map(|c| c.name.as_str())));
                 };
                 let key = layout.recorded.iter().find(|(r, _)| *r as usize == l).map_or(n.clone(), |(_, k)| k.clone());
-                check(!recorded.iter().any(|(r, _)| *r as usize == l), &format!("topology.record[{i}]"), n, "is listed twice")?;
+                check(!recorded.iter().any(|(r, _)| *r as usize == l), format_args!("topology.record[{i}]"), n, "is listed twice")?;
                 recorded.push((l as LinkId, key));
             }
             layout.recorded = recorded;
@@ -318,7 +318,7 @@ impl Topology {
     fn graph_layout(&self, segment_bytes: u64) -> Result<Layout, ConfigError> {
         check(!self.routers.is_empty(), "topology.routers", "[]", "a graph needs at least one router")?;
         for (i, r) in self.routers.iter().enumerate() {
-            check(!self.routers[..i].contains(r), &format!("topology.routers[{i}]"), r, "is listed twice")?;
+            check(!self.routers[..i].contains(r), format_args!("topology.routers[{i}]"), r, "is listed twice")?;
         }
         let router = |name: &str, path: String| -> Result<u32, ConfigError> {
             self.routers.iter().position(|r| r == name).map(|i| i as u32).ok_or_else(|| unknown(&path, name, "router", self.routers.iter().map(|s| s.as_str())))
@@ -326,9 +326,9 @@ impl Topology {
         let mut core = Vec::new();
         for (i, l) in self.links.iter().enumerate() {
             let path = format!("topology.links[{i}]");
-            check(!self.links[..i].iter().any(|o| o.name == l.name), &format!("{path}.name"), &l.name, "is used by an earlier link")?;
+            check(!self.links[..i].iter().any(|o| o.name == l.name), format_args!("{path}.name"), &l.name, "is used by an earlier link")?;
             let (a, b) = (router(&l.from, format!("{path}.from"))?, router(&l.to, format!("{path}.to"))?);
-            check(a != b, &format!("{path}.to"), &l.to, "must differ from `from`: a link joins two routers")?;
+            check(a != b, format_args!("{path}.to"), &l.to, "must differ from `from`: a link joins two routers")?;
             let link = Bottleneck {
                 rate_bps: l.rate_bps,
                 delay_ms: l.delay_ms,
@@ -340,12 +340,12 @@ impl Topology {
             core.extend(duplex(&link, a, b, &l.name));
         }
         let hosts = |groups: &[HostGroup], field: &str| -> Result<(Vec<u32>, Groups), ConfigError> {
-            check(!groups.is_empty(), &format!("topology.{field}"), "[]", "a graph needs at least one group")?;
+            check(!groups.is_empty(), format_args!("topology.{field}"), "[]", "a graph needs at least one group")?;
             let (mut routers, mut ranges) = (Vec::new(), Vec::new());
             for (i, g) in groups.iter().enumerate() {
                 let path = format!("topology.{field}[{i}]");
-                check(!groups[..i].iter().any(|o| o.name == g.name), &format!("{path}.name"), &g.name, "is used by an earlier group")?;
-                check(g.count >= 1, &format!("{path}.count"), g.count, "must be at least 1")?;
+                check(!groups[..i].iter().any(|o| o.name == g.name), format_args!("{path}.name"), &g.name, "is used by an earlier group")?;
+                check(g.count >= 1, format_args!("{path}.count"), g.count, "must be at least 1")?;
                 let r = router(&g.router, format!("{path}.router"))?;
                 let start = routers.len() as u32;
                 routers.extend(std::iter::repeat_n(r, g.count as usize));
@@ -376,7 +376,7 @@ impl Topology {
                 };
                 links.push(l as LinkId);
             }
-            check(graph.connects(a, b, &links), &format!("{path}.links"), format!("{:?}", r.links), &format!("must lead from {} to {}, each link starting where the previous one ends", r.from, r.to))?;
+            check(graph.connects(a, b, &links), format_args!("{path}.links"), format!("{:?}", r.links), format_args!("must lead from {} to {}, each link starting where the previous one ends", r.from, r.to))?;
             check(!layout.given.iter().any(|(f, t, _)| (*f, *t) == (a, b)), &path, format!("{} -> {}", r.from, r.to), "gives a second route between the same routers")?;
             layout.given.push((a, b, links));
         }

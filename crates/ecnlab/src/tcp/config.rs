@@ -621,16 +621,16 @@ impl TcpConfig {
     /// Checks a bulk workload's `tcp` table `o` (named `path`), laid over each side's settings.
     pub(crate) fn validate_workload(&self, o: &TcpConfig, path: &str) -> Result<(), ConfigError> {
         for (nested, name) in [(o.clients.is_some(), "clients"), (o.servers.is_some(), "servers")] {
-            check(!nested, &format!("{path}.{name}"), "{...}", "a workload's tcp table applies to both ends: it has no side tables")?;
+            check(!nested, format_args!("{path}.{name}"), "{...}", "a workload's tcp table applies to both ends: it has no side tables")?;
         }
-        check(o.ecn_fraction.is_none(), &format!("{path}.ecn_fraction"), o.ecn_fraction.unwrap_or(0.0), "belongs in tcp.clients or tcp.servers")?;
+        check(o.ecn_fraction.is_none(), format_args!("{path}.ecn_fraction"), o.ecn_fraction.unwrap_or(0.0), "belongs in tcp.clients or tcp.servers")?;
         for side in [Side::Clients, Side::Servers] {
             let s = self.side(side);
             check(
                 s.ecn_fraction.is_none(),
                 path,
                 "{...}",
-                &format!("cannot be combined with tcp.{}.ecn_fraction (which hosts have ECN would be ambiguous)", side.name()),
+                format_args!("cannot be combined with tcp.{}.ecn_fraction (which hosts have ECN would be ambiguous)", side.name()),
             )?;
             s.overlay(o).validate_values(path)?;
         }
@@ -648,11 +648,11 @@ impl TcpConfig {
             let Some(o) = over else { continue };
             let path = format!("tcp.{}", side.name());
             for (nested, name) in [(o.clients.is_some(), "clients"), (o.servers.is_some(), "servers")] {
-                check(!nested, &format!("{path}.{name}"), "{...}", "side tables do not nest")?;
+                check(!nested, format_args!("{path}.{name}"), "{...}", "side tables do not nest")?;
             }
             if let Some(f) = o.ecn_fraction {
-                check((0.0..=1.0).contains(&f), &format!("{path}.ecn_fraction"), f, "must be in [0, 1]")?;
-                check(o.ecn.is_none(), &format!("{path}.ecn"), o.ecn.unwrap_or(false), "conflicts with ecn_fraction: set one")?;
+                check((0.0..=1.0).contains(&f), format_args!("{path}.ecn_fraction"), f, "must be in [0, 1]")?;
+                check(o.ecn.is_none(), format_args!("{path}.ecn"), o.ecn.unwrap_or(false), "conflicts with ecn_fraction: set one")?;
             }
             self.side(side).validate_values(&path)?;
         }
@@ -695,33 +695,33 @@ impl TcpConfig {
             let name = serde_json::to_value(plus).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default();
             let path = set_in(&|t| t.ecn_plus.is_some());
             let rule = format!("needs ecn = true (or an ecn_fraction above 0) in {hosts}: ECN+ changes only connections that negotiate ECN");
-            check(ecn, &format!("{path}.ecn_plus"), name, &rule)?;
+            check(ecn, format_args!("{path}.ecn_plus"), name, &rule)?;
         }
         if self.abe == Some(true) {
             let path = set_in(&|t| t.abe.is_some());
             let rule = format!("needs ecn = true (or an ecn_fraction above 0) in {hosts}: ABE changes only the reaction to ECN echoes");
-            check(ecn, &format!("{path}.abe"), true, &rule)?;
+            check(ecn, format_args!("{path}.abe"), true, &rule)?;
         }
         if let Some(c) = self.ect_codepoint {
             let name = serde_json::to_value(c).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default();
             let path = set_in(&|t| t.ect_codepoint.is_some());
             let rule = format!("needs ecn = true (or an ecn_fraction above 0) in {hosts}: it is the codepoint of ECN-capable data");
-            check(ecn, &format!("{path}.ect_codepoint"), name, &rule)?;
+            check(ecn, format_args!("{path}.ect_codepoint"), name, &rule)?;
         }
         if self.ecn_feedback == Some(EcnFeedback::Accecn) {
             let path = set_in(&|t| t.ecn_feedback.is_some());
             let rule = format!("needs ecn = true (or an ecn_fraction above 0) in {hosts}: AccECN is a kind of ECN feedback, negotiated only by hosts with ECN");
-            check(ecn, &format!("{path}.ecn_feedback"), "accecn", &rule)?;
+            check(ecn, format_args!("{path}.ecn_feedback"), "accecn", &rule)?;
         }
         if self.ect_fins == Some(true) {
             let path = set_in(&|t| t.ect_fins.is_some());
             let rule = format!("needs ecn = true (or an ecn_fraction above 0) in {hosts}: it makes FINs ECN-capable on ECN connections");
-            check(ecn, &format!("{path}.ect_fins"), true, &rule)?;
+            check(ecn, format_args!("{path}.ect_fins"), true, &rule)?;
         }
         if self.ecn_response == Some(EcnResponse::Ns2) {
             let path = set_in(&|t| t.ecn_response.is_some());
             let rule = format!("needs ecn = true (or an ecn_fraction above 0) in {hosts}: it changes only the reaction to ECN echoes");
-            check(ecn, &format!("{path}.ecn_response"), "ns2", &rule)?;
+            check(ecn, format_args!("{path}.ecn_response"), "ns2", &rule)?;
         }
         Ok(())
     }
@@ -731,11 +731,11 @@ impl TcpConfig {
         let p = self.resolve();
         for (v, name) in [(self.beta, "beta"), (self.beta_ecn, "beta_ecn")] {
             if let Some(v) = v {
-                check(v > 0.0 && v < 1.0, &format!("{path}.{name}"), v, "must be in (0, 1)")?;
+                check(v > 0.0 && v < 1.0, format_args!("{path}.{name}"), v, "must be in (0, 1)")?;
             }
         }
         if let Some(v) = self.beta_ecn {
-            check(self.abe == Some(true), &format!("{path}.beta_ecn"), v, "applies only with abe = true")?;
+            check(self.abe == Some(true), format_args!("{path}.beta_ecn"), v, "applies only with abe = true")?;
         }
         let cubic = self.congestion_control == Some(CongestionControlName::Cubic);
         for (set, name) in [
@@ -743,21 +743,21 @@ impl TcpConfig {
             (self.cubic_fast_convergence.is_some(), "cubic_fast_convergence"),
             (self.cubic_rtt.is_some(), "cubic_rtt"),
         ] {
-            check(!set || cubic, &format!("{path}.{name}"), "set", "applies only with congestion_control = \"cubic\"")?;
+            check(!set || cubic, format_args!("{path}.{name}"), "set", "applies only with congestion_control = \"cubic\"")?;
         }
         for (v, name) in [(self.pacing_ss_ratio_percent, "pacing_ss_ratio_percent"), (self.pacing_ca_ratio_percent, "pacing_ca_ratio_percent")] {
             if let Some(v) = v {
-                check(v > 0, &format!("{path}.{name}"), v, "must be above 0 (percent of cwnd / srtt)")?;
-                check(p.pacing, &format!("{path}.{name}"), v, "applies only with pacing = true")?;
+                check(v > 0, format_args!("{path}.{name}"), v, "must be above 0 (percent of cwnd / srtt)")?;
+                check(p.pacing, format_args!("{path}.{name}"), v, "applies only with pacing = true")?;
             }
         }
         if let Some(v) = self.cubic_c {
-            check(v > 0.0 && v.is_finite(), &format!("{path}.cubic_c"), v, "must be positive")?;
+            check(v > 0.0 && v.is_finite(), format_args!("{path}.cubic_c"), v, "must be positive")?;
         }
         let dctcp = self.needs_ecn();
         for (v, name) in [(self.dctcp_g, "dctcp_g"), (self.dctcp_alpha_init, "dctcp_alpha_init")] {
             if let Some(v) = v {
-                check(dctcp, &format!("{path}.{name}"), v, "applies only with congestion_control = \"dctcp\" or \"prague\"")?;
+                check(dctcp, format_args!("{path}.{name}"), v, "applies only with congestion_control = \"dctcp\" or \"prague\"")?;
             }
         }
         for (set, name) in [
@@ -766,35 +766,35 @@ impl TcpConfig {
             (self.prague_classic_fallback.is_some(), "prague_classic_fallback"),
             (self.prague_classic_delay_ms.is_some(), "prague_classic_delay_ms"),
         ] {
-            check(!set || self.prague(), &format!("{path}.{name}"), "set", "applies only with congestion_control = \"prague\"")?;
+            check(!set || self.prague(), format_args!("{path}.{name}"), "set", "applies only with congestion_control = \"prague\"")?;
         }
         if let Some(v) = self.prague_classic_delay_ms {
-            check(self.prague_classic_fallback == Some(true), &format!("{path}.prague_classic_delay_ms"), v, "applies only with prague_classic_fallback = true")?;
+            check(self.prague_classic_fallback == Some(true), format_args!("{path}.prague_classic_delay_ms"), v, "applies only with prague_classic_fallback = true")?;
         }
         if let Some(g) = self.dctcp_g {
-            check(g > 0.0 && g <= 1.0, &format!("{path}.dctcp_g"), g, "must be in (0, 1] (RFC 8257: 1/16)")?;
+            check(g > 0.0 && g <= 1.0, format_args!("{path}.dctcp_g"), g, "must be in (0, 1] (RFC 8257: 1/16)")?;
         }
         if let Some(a) = self.dctcp_alpha_init {
-            check((0.0..=1.0).contains(&a), &format!("{path}.dctcp_alpha_init"), a, "must be in [0, 1] (a fraction of marked bytes)")?;
+            check((0.0..=1.0).contains(&a), format_args!("{path}.dctcp_alpha_init"), a, "must be in [0, 1] (a fraction of marked bytes)")?;
         }
         if dctcp && self.abe == Some(true) {
-            check(false, &format!("{path}.abe"), true, "DCTCP and Prague scale their own reduction on an echo (RFC 8257): ABE does not apply")?;
+            check(false, format_args!("{path}.abe"), true, "DCTCP and Prague scale their own reduction on an echo (RFC 8257): ABE does not apply")?;
         }
         if self.hystart == Some(HystartName::Linux) {
             let rule = "Linux's HyStart is part of its CUBIC (tcp_cubic.c): needs congestion_control = \"cubic\" (\"rfc9406\", HyStart++, works with any controller)";
-            check(cubic, &format!("{path}.hystart"), "linux", rule)?;
+            check(cubic, format_args!("{path}.hystart"), "linux", rule)?;
         }
         if let Some(d) = self.hystart_detect {
             let name = serde_json::to_value(d).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default();
-            check(self.hystart == Some(HystartName::Linux), &format!("{path}.hystart_detect"), name, "applies only with hystart = \"linux\"")?;
+            check(self.hystart == Some(HystartName::Linux), format_args!("{path}.hystart_detect"), name, "applies only with hystart = \"linux\"")?;
         }
         if self.ecn_response == Some(EcnResponse::Ns2) {
-            check(!cubic && !dctcp, &format!("{path}.ecn_response"), "ns2", "ns-2's FullTcp response needs congestion_control = \"newreno\" or \"reno\"")?;
-            check(self.abe != Some(true), &format!("{path}.ecn_response"), "ns2", "ns-2's FullTcp response halves the window: it cannot be combined with abe = true")?;
+            check(!cubic && !dctcp, format_args!("{path}.ecn_response"), "ns2", "ns-2's FullTcp response needs congestion_control = \"newreno\" or \"reno\"")?;
+            check(self.abe != Some(true), format_args!("{path}.ecn_response"), "ns2", "ns-2's FullTcp response halves the window: it cannot be combined with abe = true")?;
         }
         if let Some(m) = self.accecn_option {
             let name = serde_json::to_value(m).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default();
-            check(p.ecn_feedback == EcnFeedback::Accecn, &format!("{path}.accecn_option"), name, "applies only with ecn_feedback = \"accecn\"")?;
+            check(p.ecn_feedback == EcnFeedback::Accecn, format_args!("{path}.accecn_option"), name, "applies only with ecn_feedback = \"accecn\"")?;
         }
         // ECN++ (draft-ietf-tcpm-generalized-ecn): a mark on a SYN or a pure ACK can only be fed
         // back by AccECN.
@@ -804,60 +804,60 @@ impl TcpConfig {
             (self.ect_pure_acks, "ect_pure_acks", "only AccECN counts marks on pure ACKs (RFC 9768 3.2; the ECN++ draft)"),
         ] {
             if v == Some(true) {
-                check(p.ecn_feedback == EcnFeedback::Accecn, &format!("{path}.{name}"), true, &format!("needs ecn_feedback = \"accecn\": {why}"))?;
+                check(p.ecn_feedback == EcnFeedback::Accecn, format_args!("{path}.{name}"), true, format_args!("needs ecn_feedback = \"accecn\": {why}"))?;
             }
         }
         if p.ecn_feedback == EcnFeedback::Accecn && p.ecn_response == EcnResponse::Ns2 {
-            check(false, &format!("{path}.ecn_response"), "ns2", "ns-2's FullTcp response answers RFC 3168's echo: it cannot be combined with ecn_feedback = \"accecn\"")?;
+            check(false, format_args!("{path}.ecn_response"), "ns2", "ns-2's FullTcp response answers RFC 3168's echo: it cannot be combined with ecn_feedback = \"accecn\"")?;
         }
         if self.ecn_min_window == Some(EcnMinWindow::TwoSegments) {
             check(
                 p.ecn_response == EcnResponse::Rfc3168,
-                &format!("{path}.ecn_min_window"),
+                format_args!("{path}.ecn_min_window"),
                 "two_segments",
                 "applies to ecn_response = \"rfc3168\" only (ns-2's response has its own rule below one segment)",
             )?;
         }
         if self.loss_response == Some(LossResponse::Ns2) {
-            check(!cubic && !dctcp, &format!("{path}.loss_response"), "ns2", "ns-2's FullTcp loss response needs congestion_control = \"newreno\" or \"reno\"")?;
-            check(!p.sack, &format!("{path}.loss_response"), "ns2", "ns-2's FullTcp loss response is for NewReno and Reno without SACK: it cannot be combined with sack = true")?;
+            check(!cubic && !dctcp, format_args!("{path}.loss_response"), "ns2", "ns-2's FullTcp loss response needs congestion_control = \"newreno\" or \"reno\"")?;
+            check(!p.sack, format_args!("{path}.loss_response"), "ns2", "ns-2's FullTcp loss response is for NewReno and Reno without SACK: it cannot be combined with sack = true")?;
         }
         if p.prr {
-            check(p.sack, &format!("{path}.prr"), true, "PRR paces SACK-based recovery (RFC 6675): it needs sack = true")?;
+            check(p.sack, format_args!("{path}.prr"), true, "PRR paces SACK-based recovery (RFC 6675): it needs sack = true")?;
         }
         if p.rack_tlp {
-            check(p.sack, &format!("{path}.rack_tlp"), true, "RACK-TLP reads SACK feedback (RFC 8985): it needs sack = true")?;
+            check(p.sack, format_args!("{path}.rack_tlp"), true, "RACK-TLP reads SACK feedback (RFC 8985): it needs sack = true")?;
         }
         let path = |field: &str| format!("{path}.{field}");
         if let Some(v) = self.initial_rto_s {
-            positive(v, &path("initial_rto_s"))?;
+            positive(v, path("initial_rto_s"))?;
         }
         if let Some(v) = self.min_rto_s {
-            non_negative(v, &path("min_rto_s"))?;
+            non_negative(v, path("min_rto_s"))?;
         }
         if let Some(v) = self.max_rto_s {
-            positive(v, &path("max_rto_s"))?;
+            positive(v, path("max_rto_s"))?;
         }
         check(
             p.max_rto >= p.min_rto,
-            &path("max_rto_s"),
+            path("max_rto_s"),
             p.max_rto as f64 / 1e9,
-            &format!("must not be below min_rto_s ({})", p.min_rto as f64 / 1e9),
+            format_args!("must not be below min_rto_s ({})", p.min_rto as f64 / 1e9),
         )?;
         check(
             p.max_rto >= p.initial_rto,
-            &path("max_rto_s"),
+            path("max_rto_s"),
             p.max_rto as f64 / 1e9,
-            &format!("must not be below initial_rto_s ({})", p.initial_rto as f64 / 1e9),
+            format_args!("must not be below initial_rto_s ({})", p.initial_rto as f64 / 1e9),
         )?;
-        check(p.initial_window_segments >= 1, &path("initial_window_segments"), p.initial_window_segments, "must be at least 1")?;
+        check(p.initial_window_segments >= 1, path("initial_window_segments"), p.initial_window_segments, "must be at least 1")?;
         if let Some(v) = self.delayed_ack_ms {
-            non_negative(v, &path("delayed_ack_ms"))?;
+            non_negative(v, path("delayed_ack_ms"))?;
         }
-        check(p.ack_every_segments >= 1, &path("ack_every_segments"), p.ack_every_segments, "must be at least 1")?;
+        check(p.ack_every_segments >= 1, path("ack_every_segments"), p.ack_every_segments, "must be at least 1")?;
         if let Some(n) = self.ack_every_segments.filter(|&n| n != 2) {
             let rule = "Linux's receiver acknowledges every second full segment: set delayed_ack_policy = \"rfc5681\" to choose another count";
-            check(p.delayed_ack_policy != DelayedAckPolicy::Linux, &path("ack_every_segments"), n, rule)?;
+            check(p.delayed_ack_policy != DelayedAckPolicy::Linux, path("ack_every_segments"), n, rule)?;
         }
         Ok(())
     }

@@ -100,12 +100,12 @@ impl PackMimeParams {
 
     pub(crate) fn validate(&self, path: &str, duration_s: f64) -> Result<(), ConfigError> {
         let r = self.rate_per_s;
-        check(r > 0.0 && r <= 1e6, &format!("{path}.rate_per_s"), r, "must be positive and at most 1000000")?;
+        check(r > 0.0 && r <= 1e6, format_args!("{path}.rate_per_s"), r, "must be positive and at most 1000000")?;
         let p = self.p_persistent;
-        check((0.0..=1.0).contains(&p), &format!("{path}.p_persistent"), p, "must be in [0, 1]")?;
-        check(self.start_s >= 0.0 && self.start_s.is_finite(), &format!("{path}.start_s"), self.start_s, "must be zero or positive")?;
+        check((0.0..=1.0).contains(&p), format_args!("{path}.p_persistent"), p, "must be in [0, 1]")?;
+        check(self.start_s >= 0.0 && self.start_s.is_finite(), format_args!("{path}.start_s"), self.start_s, "must be zero or positive")?;
         let stop = self.stop_s.unwrap_or(duration_s);
-        check(stop > self.start_s, &format!("{path}.stop_s"), stop, &format!("must be after start_s ({})", self.start_s))?;
+        check(stop > self.start_s, format_args!("{path}.stop_s"), stop, format_args!("must be after start_s ({})", self.start_s))?;
         let p = format!("{path}.rwnd_bytes");
         self.rwnd_bytes.validate(&p)?;
         check(self.rwnd_bytes.min_value() >= 1.0, &p, self.rwnd_bytes.min_value(), "must not produce values below 1")

@@ -192,7 +192,7 @@ impl TpcwParams {
             (self.session_min_mean_s, "session_min_mean_s"),
             (self.session_min_max_s, "session_min_max_s"),
         ] {
-            check(v > 0.0 && v.is_finite(), &format!("{path}.{name}"), v, "must be positive")?;
+            check(v > 0.0 && v.is_finite(), format_args!("{path}.{name}"), v, "must be positive")?;
         }
         for (d, name, min) in [
             (&self.request_bytes, "request_bytes", 0.0),
@@ -204,10 +204,10 @@ impl TpcwParams {
         ] {
             let p = format!("{path}.{name}");
             d.validate(&p)?;
-            check(d.min_value() >= min, &p, d.min_value(), &format!("must not produce values below {min}"))?;
+            check(d.min_value() >= min, &p, d.min_value(), format_args!("must not produce values below {min}"))?;
         }
         if let Dist::Constant { value } = &self.images_per_page {
-            check(*value <= 1e4, &format!("{path}.images_per_page.value"), value, "must be at most 10000")?;
+            check(*value <= 1e4, format_args!("{path}.images_per_page.value"), value, "must be at most 10000")?;
         }
         Ok(())
     }

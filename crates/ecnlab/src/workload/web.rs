@@ -156,14 +156,14 @@ impl WebSessionsParams {
 
     pub(crate) fn validate(&self, path: &str, duration_s: f64, path_rtt_ms: f64) -> Result<(), ConfigError> {
         let r = self.session_rate_per_s;
-        check(r > 0.0 && r.is_finite(), &format!("{path}.session_rate_per_s"), r, "must be positive")?;
-        check(self.start_s >= 0.0 && self.start_s.is_finite(), &format!("{path}.start_s"), self.start_s, "must be zero or positive")?;
+        check(r > 0.0 && r.is_finite(), format_args!("{path}.session_rate_per_s"), r, "must be positive")?;
+        check(self.start_s >= 0.0 && self.start_s.is_finite(), format_args!("{path}.start_s"), self.start_s, "must be zero or positive")?;
         let stop = self.stop_s.unwrap_or(duration_s);
-        check(stop > self.start_s, &format!("{path}.stop_s"), stop, &format!("must be after start_s ({})", self.start_s))?;
+        check(stop > self.start_s, format_args!("{path}.stop_s"), stop, format_args!("must be after start_s ({})", self.start_s))?;
         let min = |d: &Dist, name: &str, m: f64| -> Result<(), ConfigError> {
             let p = format!("{path}.{name}");
             d.validate(&p)?;
-            check(d.min_value() >= m, &p, d.min_value(), &format!("must not produce values below {m}"))
+            check(d.min_value() >= m, &p, d.min_value(), format_args!("must not produce values below {m}"))
         };
         min(&self.pages_per_session, "pages_per_session", 0.0)?;
         min(&self.pages_per_site, "pages_per_site", 0.0)?;
@@ -180,12 +180,12 @@ impl WebSessionsParams {
             self.rtt_ms.min_value() >= path_rtt_ms - 1e-9,
             &p,
             self.rtt_ms.min_value(),
-            &format!("can be below the path's propagation RTT ({path_rtt_ms} ms): lower the access or bottleneck delays"),
+            format_args!("can be below the path's propagation RTT ({path_rtt_ms} ms): lower the access or bottleneck delays"),
         )?;
         // Counts are drawn as ceil(x) and used as u32: refuse absurd constants early.
         for (d, name) in [(&self.pages_per_session, "pages_per_session"), (&self.objects_per_page, "objects_per_page")] {
             if let Dist::Constant { value } = d {
-                check(*value <= 1e6, &format!("{path}.{name}.value"), value, "must be at most 1000000")?;
+                check(*value <= 1e6, format_args!("{path}.{name}.value"), value, "must be at most 1000000")?;
             }
         }
         Ok(())
