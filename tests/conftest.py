@@ -162,8 +162,8 @@ def mariadb_server(mariadb_installed, tmp_path_factory):
         server.stop()
 
 
-def ecnlab_process(*args: str) -> subprocess.Popen[str]:
-    """``python -m ecnlab ARGS`` as a real child process that a test can interrupt with SIGINT.
+def interruptible_process(argv: list[str], **kwargs: Any) -> subprocess.Popen[str]:
+    """``subprocess.Popen(argv, **kwargs)`` as a child that a test can interrupt with SIGINT.
 
     A test runner started in the background (``pytest &``) has SIGINT ignored, and a child
     inherits an ignored signal across exec: for the spawn, SIGINT gets a handler (which exec
@@ -171,15 +171,21 @@ def ecnlab_process(*args: str) -> subprocess.Popen[str]:
     runner = signal.getsignal(signal.SIGINT)
     signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
-        return subprocess.Popen(
-            [sys.executable, "-m", "ecnlab", *args],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-            env={**os.environ, "PYTHONUNBUFFERED": "1"},
-        )
+        return subprocess.Popen(argv, **kwargs)
     finally:
         signal.signal(signal.SIGINT, runner)
+
+
+def ecnlab_process(*args: str) -> subprocess.Popen[str]:
+    """``python -m ecnlab ARGS`` as a real child process that a test can interrupt with SIGINT
+    (:func:`interruptible_process`)."""
+    return interruptible_process(
+        [sys.executable, "-m", "ecnlab", *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )
 
 
 def wait_for_cpu_seconds(proc: subprocess.Popen[str], seconds: float) -> None:

@@ -17,6 +17,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import interruptible_process
 from ecnlab.testbed import Testbed, TestbedError, leftover_namespaces
 
 pytestmark = [
@@ -233,7 +234,7 @@ with Testbed(rate_bps=10e6, out_dir=sys.argv[1]) as t:
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
 def test_a_signal_to_the_python_process_tears_everything_down(tmp_path, sig):
     # Ctrl-C (SIGINT) or a kill (SIGTERM) to the process holding a testbed, as a user would.
-    p = subprocess.Popen([sys.executable, "-c", HOLDER, str(tmp_path)], stdout=subprocess.PIPE, text=True)
+    p = interruptible_process([sys.executable, "-c", HOLDER, str(tmp_path)], stdout=subprocess.PIPE, text=True)
     prefix, router = p.stdout.readline().split()
     assert len(leftover_namespaces(prefix)) == 3
     p.send_signal(sig)
