@@ -165,13 +165,14 @@ impl<T> Node<T> {
 pub struct EventQueue<T> {
     /// log2 of the bucket width in nanoseconds.
     shift: u32,
-    /// First node of each ring slot's list (`NIL` when empty).
-    heads: Vec<u32>,
+    /// First node of each ring slot's list (`NIL` when empty). This and `occupied` have a fixed
+    /// length, so a slot (masked to the ring) is used without a bounds check.
+    heads: Box<[u32; BUCKETS]>,
     nodes: Vec<Node<T>>,
     /// First node of the free list (`NIL` when every node is in use).
     free: u32,
     /// Bit `i % 64` of word `i / 64` is set when ring slot `i` holds entries.
-    occupied: Vec<u64>,
+    occupied: Box<[u64; WORDS]>,
     /// Absolute bucket number (time >> shift) of the last event popped: the ring covers
     /// buckets `cur .. cur + BUCKETS`, slot = bucket % BUCKETS.
     cur: u64,
@@ -201,10 +202,10 @@ impl<T: Copy> EventQueue<T> {
     pub fn with_bucket_width(width_ns: u64) -> Self {
         EventQueue {
             shift: 63 - width_ns.max(1).leading_zeros(),
-            heads: vec![NIL; BUCKETS],
+            heads: vec![NIL; BUCKETS].into_boxed_slice().try_into().expect("BUCKETS heads"),
             nodes: Vec::with_capacity(1024),
             free: NIL,
-            occupied: vec![0; WORDS],
+            occupied: vec![0; WORDS].into_boxed_slice().try_into().expect("WORDS words"),
             cur: 0,
             in_ring: 0,
             overflow: Heap4::new(),
