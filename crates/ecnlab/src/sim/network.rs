@@ -173,7 +173,7 @@ impl Simulation {
     }
 
     /// Makes sure a live event exists no later than `deadline` for `timer`.
-    #[inline]
+    #[inline(always)]
     pub(super) fn sync_timer(&mut self, conn: u32, timer: Timer, deadline: SimTime) {
         if deadline < self.conns[conn as usize].timer_at[timer as usize] {
             self.arm_timer(conn, timer, deadline);
@@ -181,6 +181,7 @@ impl Simulation {
     }
 
     /// Schedules `timer`'s event at `deadline`, superseding the one it had.
+    #[inline(never)]
     fn arm_timer(&mut self, conn: u32, timer: Timer, deadline: SimTime) {
         let c = &mut self.conns[conn as usize];
         let w = timer as usize;
