@@ -209,6 +209,29 @@ def test_reproduce_refuses_another_mode_in_the_same_folder(tmp_path: Path) -> No
     assert (tmp_path / "claims.json").exists()
 
 
+def test_reproduce_replaces_an_earlier_definition_only_when_asked(tmp_path: Path) -> None:
+    first = repro.reproduce(Toy(), "quick", tmp_path, jobs=2, progress=False, max_looks=1)
+    runs = tmp_path / "sweeps" / "buffers" / "runs"
+    old_ids = {p.name for p in runs.iterdir()}
+
+    class Changed(Toy):  # as if the study's scenarios or ecnlab's defaults had changed
+        def sweeps(self, mode: str) -> list[dict[str, Any]]:
+            parts = super().sweeps(mode)
+            parts[0]["set"]["workloads.0.flows"] = 5
+            return parts
+
+    with pytest.raises(SweepError, match="holds this sweep with another definition"):
+        repro.reproduce(Changed(), "quick", tmp_path, jobs=2, progress=False, max_looks=1)
+    again = repro.reproduce(
+        Changed(), "quick", tmp_path, jobs=2, progress=False, max_looks=1, new_definition=True
+    )
+    new_ids = {p.name for p in runs.iterdir()}
+    moved = {p.name for p in (tmp_path / "sweeps" / "buffers" / "superseded").glob("*/*")}
+    assert first.sweeps["buffers"].total == again.sweeps["buffers"].total == len(old_ids) == 4
+    assert again.sweeps["buffers"].superseded == 4 and moved == old_ids
+    assert not new_ids & old_ids and len(new_ids) == 4
+
+
 def test_reproduce_rejects_unknown_mode_and_bad_parts(tmp_path: Path) -> None:
     with pytest.raises(SweepError, match="mode 'fast'"):
         repro.reproduce(Toy(), "fast", tmp_path)

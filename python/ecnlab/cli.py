@@ -902,6 +902,14 @@ def reproduce(
         ),
     ] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bars.")] = False,
+    new_definition: Annotated[
+        bool,
+        typer.Option(
+            "--new-definition",
+            help="Resume a folder whose runs this version of ecnlab defines differently "
+            "(other run ids): they are replaced, and moved to each part's superseded/.",
+        ),
+    ] = False,
     testbed: Annotated[
         bool,
         typer.Option(
@@ -936,6 +944,8 @@ def reproduce(
 
     if quick and full:
         _fail("--quick and --full exclude each other")
+    if new_definition and testbed:
+        _fail("--new-definition: not with --testbed (its runs are not a sweep's)")
     if database is not None and not testbed:
         _fail("--database: only with --testbed (the testbed's bookstore)")
     if testbed:
@@ -967,6 +977,7 @@ def reproduce(
             progress=False if quiet else None,
             on_part=on_part,
             max_looks=looks,
+            new_definition=new_definition,
         )
     except (OSError, ValueError) as e:
         _fail(str(e))

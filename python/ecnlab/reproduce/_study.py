@@ -379,6 +379,7 @@ def reproduce(
     progress: bool | None = None,
     on_part: Callable[[int, int, str, int, int], None] | None = None,
     max_looks: int | None = None,
+    new_definition: bool = False,
 ) -> StudyReport:
     """Run (or resume) every part of ``study`` in ``mode``, decide its claims, write the report.
 
@@ -394,6 +395,10 @@ def reproduce(
             Claims still unresolved then are reported unresolved; the intervals stay at the
             level of the whole plan (:func:`interval_confidence` of its looks), so a decision
             made at an early stop is the one the full sequence would have made at that look.
+        new_definition: replace the parts ``out`` holds even if this version of ecnlab
+            defines their runs differently (the study's scenarios or ecnlab's defaults
+            changed: other run ids); their runs not in the new definition move to each part's
+            ``superseded/``. Without it such a folder is refused.
 
     Returns:
         A :class:`StudyReport`. The claims are written even if some runs failed (a failed
@@ -439,7 +444,13 @@ def reproduce(
             parts.append((s, root / "sweeps" / s.name))
         # One pool for the look's parts: no worker waits for the end of a part.
         look_reports = run_sweeps(
-            parts, jobs=jobs, backend=backend, scheduler=scheduler, progress=progress
+            parts,
+            jobs=jobs,
+            backend=backend,
+            scheduler=scheduler,
+            progress=progress,
+            # The first look replaces an earlier definition; later looks add its seeds.
+            new_definition=new_definition and look == 1,
         )
         for (s, _), r in zip(parts, look_reports):
             reports[s.name] = _merge(reports.get(s.name), r)
