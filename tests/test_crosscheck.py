@@ -318,6 +318,19 @@ def test_trace_classification(tmp_path: Path) -> None:
     assert _time_average(times, q, 1.0, 1.4) == pytest.approx((0.1 * 1 + 0.1 * 1 + 0.1 * 1) / 0.4)
 
 
+def test_aqm_samples_keep_the_variables_the_scenario_names(tmp_path: Path) -> None:
+    from ecnlab.crosscheck.ns2tables import _aqm_samples
+
+    path = tmp_path / "aqm.txt"
+    path.write_text("bottleneck_down 1.0 ave_ 3.5\nbottleneck_down 1.0 cur_max_p_ 0.1\n")
+    scenario = {"topology": {"bottleneck": {"queue": {"aqm": {"kind": "red"}}}}, "metrics": {}}
+    assert _aqm_samples(path, scenario).column("variable").to_pylist() == ["avg", "max_p"]
+    scenario["metrics"]["aqm_variables"] = ["max_p"]
+    kept = _aqm_samples(path, scenario)
+    assert kept.column("variable").to_pylist() == ["max_p"]
+    assert kept.column("value").to_pylist() == [0.1]
+
+
 def test_ns_failure_names_the_script_and_ns_error(tmp_path: Path, ns2: str) -> None:
     with pytest.raises(Ns2Error) as e:
         run_ns2("set x [no_such_command 1]\n", tmp_path / "ns2", ns2)

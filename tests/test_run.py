@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import math
 from typing import Any
 
@@ -9,7 +10,7 @@ import ecnlab
 import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
-from conftest import EXAMPLES, assert_tables_identical, table_values
+from conftest import EXAMPLES, SMALL, assert_tables_identical, table_values
 
 KINDS = ("syn", "synack", "ack", "data", "retx", "fin", "other")
 
@@ -306,3 +307,20 @@ def test_every_public_name_resolves_and_open_is_not_one() -> None:
     assert "open" not in ecnlab.__all__
     with pytest.raises(AttributeError, match="open_results"):
         ecnlab.open  # noqa: B018
+
+
+def test_aqm_variables_keeps_the_named_variables_and_refuses_unknown_names() -> None:
+    scenario = copy.deepcopy(SMALL)
+    scenario["topology"]["bottleneck"]["queue"]["aqm"] = {"kind": "pie"}
+    every = ecnlab.run(scenario, seed=2, progress=False)
+    scenario["metrics"]["aqm_variables"] = ["qdelay_ms", "avg"]  # `avg` is RED's: allowed
+    some = ecnlab.run(scenario, seed=2, progress=False)
+    assert set(every.aqm_samples.column("variable").to_pylist()) == {"p", "qdelay_ms", "burst_ms"}
+    assert set(some.aqm_samples.column("variable").to_pylist()) == {"qdelay_ms"}
+    kept = every.aqm_samples.filter(pc.equal(every.aqm_samples.column("variable"), "qdelay_ms"))
+    assert table_values(kept) == table_values(some.aqm_samples)
+    assert table_values(every.flows) == table_values(some.flows)
+    scenario["metrics"]["aqm_variables"] = ["qdelay"]
+    message = r'metrics\.aqm_variables\[0\] \("qdelay"\) is not a variable of any AQM; known: avg, '
+    with pytest.raises(ValueError, match=message):
+        ecnlab.run(scenario, seed=2, progress=False)

@@ -27,6 +27,7 @@ else:  # pragma: no cover - exercised on Python < 3.11 only
 __all__ = [
     "ScenarioSource",
     "apply_override",
+    "aqm_variable_kept",
     "load_scenario",
     "parse_value",
     "scenario_json",
@@ -236,6 +237,13 @@ def _plain(value: Any, path: str, depth: int) -> Any:
         f"{where} ({value!r}) must be a number, string, boolean, table or array, "
         f"not {type(value).__name__}"
     )
+
+
+def aqm_variable_kept(scenario: Mapping[str, Any], name: str) -> bool:
+    """Whether the ``aqm_samples`` table keeps AQM variable ``name``
+    (``metrics.aqm_variables``; absent: every variable)."""
+    kept = scenario.get("metrics", {}).get("aqm_variables")
+    return kept is None or name in kept
 
 
 def scenario_json(scenario: Mapping[str, Any]) -> str:

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from ._result import TABLES, Result
-from ._scenario import ScenarioSource
+from ._scenario import ScenarioSource, aqm_variable_kept
 from ._testbed_mariadb import DATABASES, HOST, MariaDB, check_engine, check_installed
 from ._testbed_plan import FLOW_BASE, Plan, plan
 from .store import check_out_dir, write_run
@@ -391,7 +391,8 @@ def tables_of(p: Plan, t0: float, clients: list[dict], servers: list[dict],
             for s in samples[d] if s["type"] == "sample" and w0 <= s["t_s"] <= w1]),
         "aqm_samples": _rows(["link", "t_s", "variable", "value"], [
             [_LINKS[d], s["t_s"], k, float(v)] for d in directions for s in samples[d]
-            if s["type"] == "sample" and w0 <= s["t_s"] <= w1 for k, v in s["aqm"].items()]),
+            if s["type"] == "sample" and w0 <= s["t_s"] <= w1 for k, v in s["aqm"].items()
+            if aqm_variable_kept(p.scenario, k)]),
     }
     tables = {}
     for name in TABLES:

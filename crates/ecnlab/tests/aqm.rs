@@ -217,6 +217,47 @@ fn every_kind_runs_from_a_scenario_and_reports_its_variables() {
 }
 
 #[test]
+fn aqm_variables_keeps_only_the_variables_named_and_changes_nothing_else() {
+    let mut all = bulk(10e6, 5, 50.0, 1460, 200, json!({"kind": "dualpi2"}), 5.0);
+    all["tcp"]["ecn"] = json!(true);
+    all["metrics"] = json!({"queue_sample_ms": 1.0});
+    let mut some = all.clone();
+    some["metrics"]["aqm_variables"] = json!(["c_delay_ms", "l_delay_ms", "avg"]);
+    let mut none = all.clone();
+    none["metrics"]["aqm_variables"] = json!([]);
+    let (a, s, n) = (run(all, 3), run(some, 3), run(none, 3));
+    let mut kept = strs(&s, "aqm_samples", "variable");
+    kept.dedup();
+    assert_eq!(kept[..2], ["l_delay_ms", "c_delay_ms"], "in the order DualPI2 reports them");
+    kept.sort();
+    kept.dedup();
+    assert_eq!(kept, ["c_delay_ms", "l_delay_ms"]);
+    assert!(a.table("aqm_samples").rows() > s.table("aqm_samples").rows());
+    assert_eq!(n.table("aqm_samples").rows(), 0);
+    for var in ["l_delay_ms", "c_delay_ms"] {
+        assert_eq!(aqm_series(&a, var), aqm_series(&s, var), "{var}");
+    }
+    // Sampling fewer variables changes no other table and no measure.
+    for r in [&s, &n] {
+        for (x, y) in a.tables.iter().zip(&r.tables).filter(|(x, _)| x.name != "aqm_samples") {
+            assert_eq!(format!("{:?}", x.columns), format!("{:?}", y.columns), "{}", x.name);
+        }
+        for ((k, x), (_, y)) in a.summary.iter().zip(&r.summary).filter(|((k, _), _)| k != "wall_s_core") {
+            assert_eq!(format!("{x:?}"), format!("{y:?}"), "{k}");
+        }
+    }
+}
+
+#[test]
+fn an_unknown_aqm_variable_is_an_error_naming_it() {
+    let mut v = bulk(10e6, 1, 50.0, 1460, 200, json!({"kind": "dualpi2"}), 5.0);
+    v["metrics"] = json!({"aqm_variables": ["l_delay_ms", "l_dealy_ms"]});
+    let e = Scenario::from_json(&v.to_string()).and_then(|s| s.validate().map(|_| s)).unwrap_err().to_string();
+    assert!(e.starts_with("metrics.aqm_variables[1] (\"l_dealy_ms\") is not a variable of any AQM; known: "), "{e}");
+    assert!(e.contains("known: avg, avg_in, ") && e.contains(", l_delay_ms, "), "{e}");
+}
+
+#[test]
 fn bad_parameters_are_errors_naming_the_field() {
     let v = bulk(10e6, 1, 50.0, 1460, 200, json!({"kind": "red", "min_th_pkts": 30, "max_th_pkts": 20}), 5.0);
     let e = Scenario::from_json(&v.to_string()).and_then(|s| s.validate().map(|_| s)).unwrap_err();

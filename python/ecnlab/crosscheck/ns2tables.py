@@ -29,6 +29,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .._scenario import aqm_variable_kept
+
 if TYPE_CHECKING:
     import numpy as np
     import pandas as pd
@@ -539,12 +541,13 @@ def _aqm_samples(path: Path, scenario: Mapping[str, Any]) -> pa.Table:
     rows = []
     if path.exists():
         for line in path.read_text().splitlines():
-            link, t, var, value = line.split()
+            link, t, var, v = line.split()
             kind = b["queue"] if link == "bottleneck_down" else (b.get("up_queue") or b["queue"])
             name = names[var]
             if kind["aqm"]["kind"] == "rem" and var == "prob_":
                 name = "prob"
-            rows.append({"link": link, "t_s": float(t), "variable": name, "value": float(value)})
+            if aqm_variable_kept(scenario, name):
+                rows.append({"link": link, "t_s": float(t), "variable": name, "value": float(v)})
     return pa.Table.from_pylist(
         rows,
         schema=pa.schema(

@@ -98,6 +98,18 @@ STARVED_LOG2 = -2.0
 """Starvation: a Classic flow gets less than a quarter of a Scalable flow's rate."""
 
 
+AQM_VARIABLES = (
+    "l_delay_ms",
+    "c_delay_ms",
+    "l_served_pkts",
+    "l_sojourn_total_ms",
+    "c_served_pkts",
+    "c_sojourn_total_ms",
+)
+"""The ``aqm_samples`` variables the measures read (DualPI2's queue delays and counters; six of
+its ten variables, sampled every millisecond on both bottleneck directions)."""
+
+
 def grids(mode: str) -> dict[str, Any]:
     if mode not in GRIDS:
         raise ValueError(f"mode {mode!r} is not one of {', '.join(GRIDS)}")
@@ -133,7 +145,7 @@ def _base(mode: str, classic: int, scalable: int, rate_mbps: float, rtt_ms: floa
         },
         "tcp": {"profile": "linux"},
         "workloads": workloads,
-        "metrics": {"queue_sample_ms": 1.0},
+        "metrics": {"queue_sample_ms": 1.0, "aqm_variables": list(AQM_VARIABLES)},
     }
 
 

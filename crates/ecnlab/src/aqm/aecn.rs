@@ -185,6 +185,7 @@ impl Aecn {
 
 impl AqmAlgorithm for Aecn {
     type Params = AecnParams;
+    const VARIABLES: &'static [&'static str] = &["avg", "flows", "max_p"];
 
     fn build(params: &AecnParams, ctx: Context) -> Aecn {
         Aecn::new(params.clone(), ctx.rate_bps, ctx.rng)

@@ -206,6 +206,7 @@ impl Afd {
 
 impl AqmAlgorithm for Afd {
     type Params = AfdParams;
+    const VARIABLES: &'static [&'static str] = &["m_fair"];
 
     fn build(params: &AfdParams, ctx: Context) -> Afd {
         // The default target is a quarter of the packet limit (1500-B packets if only bytes).

@@ -210,6 +210,7 @@ impl Ared {
 
 impl AqmAlgorithm for Ared {
     type Params = AredParams;
+    const VARIABLES: &'static [&'static str] = &["avg", "max_p"];
 
     fn build(params: &AredParams, ctx: Context) -> Ared {
         params.build(ctx.rate_bps, ctx.rng)

@@ -73,6 +73,7 @@ pub struct Choke {
 
 impl Discipline for Choke {
     type Params = ChokeParams;
+    const VARIABLES: &'static [&'static str] = &["avg", "matches"];
     fn build(params: &ChokeParams, mut ctx: Context) -> Choke {
         let red = Red::new(params.red(), ctx.rate_bps, ctx.rng.fork());
         Choke { fifo: Fifo::new(Limits::of(&ctx), red), rng: ctx.rng, stats: ChokeStats::default(), params: params.clone() }

@@ -145,6 +145,7 @@ impl CoDel {
 
 impl AqmAlgorithm for CoDel {
     type Params = CodelParams;
+    const VARIABLES: &'static [&'static str] = &["dropping", "count", "sojourn_ms"];
 
     fn build(params: &CodelParams, _ctx: Context) -> CoDel {
         CoDel::new(params.clone())

@@ -279,6 +279,7 @@ impl Dcn {
 
 impl AqmAlgorithm for Dcn {
     type Params = DcnParams;
+    const VARIABLES: &'static [&'static str] = &["p_ref", "hb_entries", "sb_entries", "hb_longest_chain", "hb_insert_failures"];
 
     fn build(params: &DcnParams, ctx: Context) -> Dcn {
         Dcn::new(params.clone(), ctx.rng)

@@ -27,6 +27,7 @@ pub struct DropTail;
 
 impl AqmAlgorithm for DropTail {
     type Params = DropTailParams;
+    const VARIABLES: &'static [&'static str] = &[];
 
     fn build(_params: &DropTailParams, _ctx: Context) -> DropTail {
         DropTail

@@ -182,6 +182,7 @@ pub struct DualPi2 {
 
 impl Discipline for DualPi2 {
     type Params = DualPi2Params;
+    const VARIABLES: &'static [&'static str] = &["p", "p_c", "p_cl", "p_l", "l_delay_ms", "c_delay_ms", "l_served_pkts", "l_sojourn_total_ms", "c_served_pkts", "c_sojourn_total_ms"];
     fn build(p: &DualPi2Params, ctx: Context) -> DualPi2 {
         DualPi2 {
             pi: Pi2Controller::new(p.target_us, p.t_update_us, p.alpha_hz, p.beta_hz, p.coupling_factor, p.drop_on_overload),

@@ -125,6 +125,7 @@ pub struct FqCodel {
 
 impl Discipline for FqCodel {
     type Params = FqCodelParams;
+    const VARIABLES: &'static [&'static str] = &["new_flows", "old_flows", "ce_marks"];
     fn build(params: &FqCodelParams, mut ctx: Context) -> FqCodel {
         let codel = params.codel();
         let queues = (0..params.flows)

@@ -173,6 +173,9 @@ impl PacketView {
 pub trait AqmAlgorithm: Sized {
     /// The `[queue.aqm]` table of the algorithm.
     type Params;
+    /// The names [`AqmAlgorithm::sample`] reports, in its order (`metrics.aqm_variables`
+    /// chooses among them).
+    const VARIABLES: &'static [&'static str];
     fn build(params: &Self::Params, ctx: Context) -> Self;
     /// Called for every arrival that fits within the queue's hard limits.
     fn on_enqueue(&mut self, q: &QueueView, pkt: &PacketView, now: SimTime) -> Verdict;
@@ -432,11 +435,14 @@ pub trait Settings {
 /// A discipline built from its parameters ([`registry`] builds each `kind` through this).
 pub trait Discipline: Sized {
     type Params;
+    /// The names [`QueueDisc::sample`] reports, in its order.
+    const VARIABLES: &'static [&'static str];
     fn build(params: &Self::Params, ctx: Context) -> Self;
 }
 
 impl<D: Discipline> Discipline for Box<D> {
     type Params = D::Params;
+    const VARIABLES: &'static [&'static str] = D::VARIABLES;
     fn build(params: &D::Params, ctx: Context) -> Self {
         Box::new(D::build(params, ctx))
     }
@@ -492,6 +498,7 @@ pub struct Fifo<A> {
 
 impl<A: AqmAlgorithm> Discipline for Fifo<A> {
     type Params = A::Params;
+    const VARIABLES: &'static [&'static str] = A::VARIABLES;
     fn build(params: &A::Params, ctx: Context) -> Self {
         Fifo::new(Limits::of(&ctx), A::build(params, ctx))
     }

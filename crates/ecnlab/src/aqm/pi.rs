@@ -148,6 +148,7 @@ impl Pi {
 
 impl AqmAlgorithm for Pi {
     type Params = PiParams;
+    const VARIABLES: &'static [&'static str] = &["p"];
 
     fn build(params: &PiParams, ctx: Context) -> Pi {
         Pi::new(params.clone(), ctx.rng)

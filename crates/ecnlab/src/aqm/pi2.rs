@@ -306,6 +306,7 @@ pub struct Pi2 {
 
 impl Discipline for Pi2 {
     type Params = Pi2Params;
+    const VARIABLES: &'static [&'static str] = &["p", "p_c", "p_l", "qdelay_ms"];
     fn build(p: &Pi2Params, ctx: Context) -> Pi2 {
         Pi2 {
             pi: Pi2Controller::new(p.target_us, p.t_update_us, p.alpha_hz, p.beta_hz, p.coupling_factor, p.drop_on_overload),

@@ -367,6 +367,7 @@ impl Pie {
 
 impl AqmAlgorithm for Pie {
     type Params = PieParams;
+    const VARIABLES: &'static [&'static str] = &["p", "qdelay_ms", "burst_ms"];
 
     fn build(params: &PieParams, ctx: Context) -> Pie {
         Pie::new(params.clone(), ctx.rng)

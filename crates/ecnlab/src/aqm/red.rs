@@ -298,6 +298,7 @@ impl Red {
 
 impl AqmAlgorithm for Red {
     type Params = RedParams;
+    const VARIABLES: &'static [&'static str] = &["avg", "max_p"];
 
     fn build(params: &RedParams, ctx: Context) -> Red {
         Red::new(params.clone(), ctx.rate_bps, ctx.rng)

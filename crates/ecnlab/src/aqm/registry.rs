@@ -40,6 +40,9 @@ macro_rules! disciplines {
         impl AqmConfig {
             /// Every `kind`, in the order of the list.
             pub const KINDS: &'static [&'static str] = &[$($kind),*];
+            /// Each kind with the control variables its discipline reports to `aqm_samples`.
+            pub const VARIABLES: &'static [(&'static str, &'static [&'static str])] =
+                &[$(($kind, <$disc as Discipline>::VARIABLES)),*];
 
             fn settings(&self) -> &dyn Settings {
                 match self {
@@ -209,6 +212,19 @@ mod tests {
             assert_eq!(q.dequeue(&mut pool, 1, &mut dropped), Some((id, false)), "{kind}");
             assert!(q.is_empty() && dropped.is_empty(), "{kind}");
             assert_eq!(q.stats(1).total(Outcome::Enqueued, None), 1, "{kind}");
+        }
+    }
+
+    #[test]
+    fn every_kind_reports_the_variables_it_declares_in_order() {
+        assert_eq!(AqmConfig::VARIABLES.iter().map(|&(k, _)| k).collect::<Vec<_>>(), AqmConfig::KINDS);
+        for &(kind, declared) in AqmConfig::VARIABLES {
+            let extra = if kind == "threshold" { r#", "k_pkts": 50"# } else { "" };
+            let cfg: AqmConfig = serde_json::from_str(&format!(r#"{{"kind": "{kind}"{extra}}}"#)).unwrap();
+            let mut q = queue(cfg, (Some(100), None));
+            let mut reported = Vec::new();
+            q.sample_aqm(1_000_000, &mut |name, _| reported.push(name));
+            assert_eq!(reported, declared, "{kind}");
         }
     }
 }

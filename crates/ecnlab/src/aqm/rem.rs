@@ -148,6 +148,7 @@ impl Rem {
 
 impl AqmAlgorithm for Rem {
     type Params = RemParams;
+    const VARIABLES: &'static [&'static str] = &["price", "prob"];
 
     fn build(params: &RemParams, ctx: Context) -> Rem {
         Rem::new(params.clone(), ctx.rate_bps, ctx.rng)

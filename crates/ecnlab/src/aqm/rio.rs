@@ -171,6 +171,7 @@ impl Rio {
 
 impl AqmAlgorithm for Rio {
     type Params = RioParams;
+    const VARIABLES: &'static [&'static str] = &["avg_in", "avg_total", "in_queued"];
 
     fn build(params: &RioParams, ctx: Context) -> Rio {
         Rio::new(params.clone(), ctx.rate_bps, ctx.rng)

@@ -122,6 +122,7 @@ impl Threshold {
 
 impl AqmAlgorithm for Threshold {
     type Params = ThresholdParams;
+    const VARIABLES: &'static [&'static str] = &[];
 
     fn build(params: &ThresholdParams, ctx: Context) -> Threshold {
         Threshold::new(params.clone(), ctx.rate_bps)

@@ -277,6 +277,10 @@ pub struct MetricsConfig {
     /// default) turns it off.
     #[serde(default)]
     pub flow_sample_ms: f64,
+    /// The AQM control variables the aqm_samples table keeps (names as in its `variable`
+    /// column); absent (the default): every variable of each recorded link's AQM; empty: none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub aqm_variables: Option<Vec<String>>,
 }
 
 fn default_interval() -> f64 {
@@ -300,7 +304,21 @@ impl Default for MetricsConfig {
             sojourn_bin_ms: default_bin(),
             sojourn_max_ms: default_sojourn_max(),
             flow_sample_ms: 0.0,
+            aqm_variables: None,
         }
+    }
+}
+
+/// The rule a name in `metrics.aqm_variables` breaks, with the names it may take (written out
+/// only for an error).
+struct UnknownAqmVariable;
+
+impl std::fmt::Display for UnknownAqmVariable {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mut names: Vec<&str> = AqmConfig::VARIABLES.iter().flat_map(|&(_, vars)| vars.iter().copied()).collect();
+        names.sort_unstable();
+        names.dedup();
+        write!(f, "is not a variable of any AQM; known: {}", names.join(", "))
     }
 }
 
@@ -505,6 +523,10 @@ impl Scenario {
             m.sojourn_bin_ms,
             "makes more than a million histogram bins: use a wider bin",
         )?;
+        for (i, name) in m.aqm_variables.iter().flatten().enumerate() {
+            let known = AqmConfig::VARIABLES.iter().any(|(_, vars)| vars.contains(&name.as_str()));
+            check(known, format_args!("metrics.aqm_variables[{i}]"), format_args!("{name:?}"), UnknownAqmVariable)?;
+        }
         Ok(())
     }
 }
