@@ -51,6 +51,13 @@ macro_rules! disciplines {
             }
 
             /// Builds the discipline.
+            /// The control variables this discipline reports to `aqm_samples`.
+            pub fn variables(&self) -> &'static [&'static str] {
+                match self {
+                    $( AqmConfig::$variant(_) => <$disc as Discipline>::VARIABLES, )*
+                }
+            }
+
             pub fn build(&self, ctx: Context) -> Disc {
                 match self {
                     $( AqmConfig::$variant(p) => Disc::$variant(<$disc as Discipline>::build(p, ctx)), )*

@@ -1,9 +1,10 @@
 //! What a run will need, estimated from its scenario before it starts: memory (result tables,
 //! connection and host state, per-flow AQM tables) and events.
 //!
-//! Rows of the sampled tables (`links`, `queue_samples`, `flow_samples`) are counted exactly
-//! from the metrics settings; rows of the traffic tables (`exchanges`, `flows`) from the mean
-//! arrival rates and the means of the count distributions. Each row is charged its size while
+//! Rows of the sampled tables (`links`, `queue_samples`, `aqm_samples`, `flow_samples`) are
+//! counted exactly from the metrics settings and the recorded links' AQMs; rows of the traffic
+//! tables (`exchanges`, `flows`) from the mean arrival rates and the means of the count
+//! distributions. Each row is charged its size while
 //! the run records it plus its column bytes once more (the buffers handed to Python). Events
 //! are an upper bound: a TCP workload may keep the bottleneck busy in both directions for the
 //! whole run. The estimate is a guard against runs that cannot fit, not a prediction of the
@@ -124,13 +125,19 @@ pub fn estimate(s: &Scenario) -> Estimate {
     events += intervals;
     if m.queue_sample_ms > 0.0 {
         let samples = (from_secs(window) / from_millis(m.queue_sample_ms).max(1)) as f64 + 1.0;
-        // Up to six AQM variables per sample, each a row of aqm_samples.
-        let row = copies(28.0, 28.0) + 6.0 * copies(24.0, 24.0);
+        // Each recorded link's sample is a row of queue_samples and a row of aqm_samples per
+        // variable of its AQM that `metrics.aqm_variables` keeps.
+        let kept = |name: &&&str| m.aqm_variables.as_ref().is_none_or(|names| names.iter().any(|n| n == **name));
+        let variables: f64 = layout
+            .recorded
+            .iter()
+            .map(|&(l, _)| layout.core[l as usize].queue.aqm.variables().iter().filter(kept).count() as f64)
+            .sum();
         terms.push(Term {
             path: "metrics.queue_sample_ms".into(),
             value: number(m.queue_sample_ms),
-            what: format!("{:.3e} rows of the queue_samples and aqm_samples tables", rec * samples),
-            bytes: rec * samples * row,
+            what: format!("{:.3e} rows of the queue_samples and aqm_samples tables", samples * (rec + variables)),
+            bytes: samples * (rec * copies(28.0, 28.0) + variables * copies(24.0, 24.0)),
         });
         events += samples;
     }
@@ -276,6 +283,25 @@ mod tests {
             assert_eq!(rows_in(&e, "metrics.queue_sample_ms"), rows("queue_samples"));
             assert_eq!(rows_in(&e, "metrics.flow_sample_ms"), rows("flow_samples"));
             assert!(e.events >= sim.events_processed() as f64, "{} < {}", e.events, sim.events_processed());
+        }
+    }
+
+    #[test]
+    fn estimate_counts_the_aqm_variables_kept() {
+        for kept in ["", r#", "aqm_variables": ["p", "l_delay_ms", "avg"]"#, r#", "aqm_variables": []"#] {
+            let s = Scenario::from_json(&format!(
+                r#"{{"duration_s": 3, "warmup_s": 0.5,
+                    "topology": {{"bottleneck": {{"rate_bps": 1e7, "queue": {{"aqm": {{"kind": "dualpi2"}}}}}}}},
+                    "workloads": [{{"kind": "bulk", "flows": 2}}], "metrics": {{"queue_sample_ms": 20{kept}}}}}"#
+            ))
+            .unwrap();
+            let e = estimate(&s);
+            let mut sim = Simulation::new(s, 1).unwrap();
+            sim.run_until(u64::MAX);
+            let r = sim.finish();
+            let rows = |t: &str| r.table(t).rows() as f64;
+            assert!(rows("aqm_samples") > 0.0 || kept.ends_with("[]"), "{kept}");
+            assert_eq!(rows_in(&e, "metrics.queue_sample_ms"), rows("queue_samples") + rows("aqm_samples"), "{kept}");
         }
     }
 
