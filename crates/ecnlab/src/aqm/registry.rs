@@ -50,7 +50,6 @@ macro_rules! disciplines {
                 }
             }
 
-            /// Builds the discipline.
             /// The control variables this discipline reports to `aqm_samples`.
             pub fn variables(&self) -> &'static [&'static str] {
                 match self {
@@ -58,6 +57,7 @@ macro_rules! disciplines {
                 }
             }
 
+            /// Builds the discipline.
             pub fn build(&self, ctx: Context) -> Disc {
                 match self {
                     $( AqmConfig::$variant(p) => Disc::$variant(<$disc as Discipline>::build(p, ctx)), )*

@@ -309,6 +309,13 @@ impl Default for MetricsConfig {
     }
 }
 
+impl MetricsConfig {
+    /// Whether the aqm_samples table keeps AQM variable `name` (`aqm_variables`).
+    pub fn keeps_aqm_variable(&self, name: &str) -> bool {
+        self.aqm_variables.as_ref().is_none_or(|names| names.iter().any(|n| n == name))
+    }
+}
+
 /// The rule a name in `metrics.aqm_variables` breaks, with the names it may take (written out
 /// only for an error).
 struct UnknownAqmVariable;

@@ -127,11 +127,10 @@ pub fn estimate(s: &Scenario) -> Estimate {
         let samples = (from_secs(window) / from_millis(m.queue_sample_ms).max(1)) as f64 + 1.0;
         // Each recorded link's sample is a row of queue_samples and a row of aqm_samples per
         // variable of its AQM that `metrics.aqm_variables` keeps.
-        let kept = |name: &&&str| m.aqm_variables.as_ref().is_none_or(|names| names.iter().any(|n| n == **name));
         let variables: f64 = layout
             .recorded
             .iter()
-            .map(|&(l, _)| layout.core[l as usize].queue.aqm.variables().iter().filter(kept).count() as f64)
+            .map(|&(l, _)| layout.core[l as usize].queue.aqm.variables().iter().filter(|v| m.keeps_aqm_variable(v)).count() as f64)
             .sum();
         terms.push(Term {
             path: "metrics.queue_sample_ms".into(),

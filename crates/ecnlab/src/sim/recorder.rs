@@ -110,8 +110,6 @@ pub(super) struct Recorder {
     /// static): a sample writes each of them once per link, and a string search for each row
     /// took 13% of the instructions of an `l4s` run sampling DualPI2 every millisecond.
     aqm_variable_codes: Vec<(&'static str, Option<u32>)>,
-    /// `metrics.aqm_variables`: the variables kept (`None`: every one).
-    aqm_variables: Option<Vec<String>>,
     pub(super) exchanges_started: u64,
     /// Payload bytes the workloads asked to send in the window, by direction (`[up, down]`):
     /// requests and responses of exchanges that started in it, finite bulk transfers that
@@ -179,7 +177,6 @@ impl Recorder {
             samples: Default::default(),
             aqm_samples: Default::default(),
             aqm_variable_codes: Vec::new(),
-            aqm_variables: m.aqm_variables.clone(),
             exchanges_started: 0,
             offered_bytes: [0; 2],
             goodput_bytes: [0; 2],
@@ -257,14 +254,13 @@ impl Simulation {
             s.1.push(to_secs(self.now));
             s.2.push(q.len_pkts() as u64);
             s.3.push(q.len_bytes());
-            let (now, a, codes, keep) =
-                (self.now, &mut self.rec.aqm_samples, &mut self.rec.aqm_variable_codes, &self.rec.aqm_variables);
+            let (now, a, codes, metrics) =
+                (self.now, &mut self.rec.aqm_samples, &mut self.rec.aqm_variable_codes, &self.scenario.metrics);
             self.net.links[l as usize].sync_idle(now);
             self.net.links[l as usize].queue.sample_aqm(now, &mut |name, v| {
                 let known = codes.iter().find(|(n, _)| std::ptr::eq(*n, name)).map(|&(_, c)| c);
                 let variable = known.unwrap_or_else(|| {
-                    let kept = keep.as_ref().is_none_or(|names| names.iter().any(|n| n == name));
-                    let c = kept.then(|| a.2.code_of(name));
+                    let c = metrics.keeps_aqm_variable(name).then(|| a.2.code_of(name));
                     codes.push((name, c));
                     c
                 });
