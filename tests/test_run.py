@@ -300,6 +300,30 @@ def test_native_string_columns_decode_and_reject_bad_codes() -> None:
         tables_from_native({"t": {"link": ("dict", ["up"], b"\0\0\0")}})
 
 
+def test_core_hands_the_tables_over_once_and_keeps_its_clock_and_summary(small: dict) -> None:
+    import json
+
+    from ecnlab import _core
+    from ecnlab._result import tables_from_native
+
+    sim = _core.Simulation(json.dumps(small), 1)
+    with pytest.raises(RuntimeError, match="call results"):
+        sim.summary()
+    sim.run_until(sim.end_ns // 2)
+    now, events = sim.now_ns, sim.events
+    assert 0 < now <= sim.end_ns // 2 and events > 0
+    tables = tables_from_native(sim.results())
+    # The simulation is gone; what a caller reads after the tables stays as it was.
+    assert (sim.now_ns, sim.events, sim.end_ns) == (now, events, 3_000_000_000)
+    summary = sim.summary()
+    assert summary["events"] == events
+    assert tables["flows"].num_rows == summary["flows_started"] > 0
+    with pytest.raises(RuntimeError, match="handed over once"):
+        sim.results()
+    with pytest.raises(RuntimeError, match="finalized"):
+        sim.run_until(sim.end_ns)
+
+
 def test_every_public_name_resolves_and_open_is_not_one() -> None:
     # ecnlab.open would shadow the builtin: the sweep reader is ecnlab.open_results only.
     for name in ecnlab.__all__:

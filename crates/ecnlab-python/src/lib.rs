@@ -134,10 +134,18 @@ fn fixed<'a, const N: usize>(raw: &'a Bound<'_, PyAny>, name: &str) -> PyResult<
     Ok(bytes.chunks_exact(N).map(|c| c.try_into().expect("chunks of N bytes")))
 }
 
+/// A run in progress, or what is left of it once its tables have been handed over.
+enum Run {
+    Running(Box<CoreSimulation>),
+    /// The simulation was dropped when its tables were taken (its connections, packets and
+    /// events are no longer needed, and the tables are not kept twice): its clock, event count
+    /// and summary remain.
+    Finished { now: u64, end: u64, events: u64, summary: Vec<(String, Value)> },
+}
+
 #[pyclass(module = "ecnlab._core")]
 struct Simulation {
-    sim: CoreSimulation,
-    results: Option<ecnlab::metrics::Results>,
+    run: Run,
 }
 
 #[pymethods]
@@ -154,53 +162,69 @@ impl Simulation {
         // Building the network and the bulk flows takes at most a few seconds (the limits
         // bound hosts and flows); the GIL is held meanwhile.
         let sim = CoreSimulation::new(scenario, seed).map_err(|e| PyValueError::new_err(e.to_string()))?;
-        Ok(Simulation { sim, results: None })
+        Ok(Simulation { run: Run::Running(Box::new(sim)) })
     }
 
     #[getter]
     fn now_ns(&self) -> u64 {
-        self.sim.now()
+        match &self.run {
+            Run::Running(sim) => sim.now(),
+            Run::Finished { now, .. } => *now,
+        }
     }
 
     #[getter]
     fn end_ns(&self) -> u64 {
-        self.sim.end()
+        match &self.run {
+            Run::Running(sim) => sim.end(),
+            Run::Finished { end, .. } => *end,
+        }
     }
 
     #[getter]
     fn events(&self) -> u64 {
-        self.sim.events_processed()
+        match &self.run {
+            Run::Running(sim) => sim.events_processed(),
+            Run::Finished { events, .. } => *events,
+        }
     }
 
     /// Advances to min(t_ns, end), or by at most `max_events` events, with the GIL released;
     /// True once the end is reached.
     #[pyo3(signature = (t_ns, max_events=u64::MAX))]
     fn run_until(&mut self, py: Python<'_>, t_ns: u64, max_events: u64) -> PyResult<bool> {
-        if self.results.is_some() {
+        let Run::Running(sim) = &mut self.run else {
             return Err(PyRuntimeError::new_err("the simulation has been finalized"));
-        }
-        let sim = &mut self.sim;
+        };
         Ok(py.detach(move || sim.advance(t_ns, max_events)))
     }
 
     /// The result tables: name -> column -> (dtype, little-endian bytes), or for strings
     /// ("dict", list[str] dictionary, little-endian u32 codes).
-    /// Finalizes the run at the current time on first call.
+    /// Finalizes the run at the current time and hands the tables over once: the simulation
+    /// is dropped first and each column freed as soon as it is copied, so the run's peak
+    /// memory holds its state and tables, or its tables in both forms, never all three. A
+    /// second call raises RuntimeError.
     fn results<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        if self.results.is_none() {
-            let sim = &mut self.sim;
-            self.results = Some(py.detach(move || sim.finish()));
-        }
-        let res = self.results.as_ref().expect("set above");
+        let Run::Running(sim) = &mut self.run else {
+            return Err(PyRuntimeError::new_err("results() was already called: the tables are handed over once"));
+        };
+        let (now, end) = (sim.now(), sim.end());
+        let (res, events) = py.detach(|| {
+            let res = sim.finish();
+            (res, sim.events_processed())
+        });
+        let taken = std::mem::replace(&mut self.run, Run::Finished { now, end, events, summary: res.summary });
+        py.detach(move || drop(taken));
         let out = PyDict::new(py);
-        for t in &res.tables {
+        for t in res.tables {
             let cols = PyDict::new(py);
-            for (name, col) in &t.columns {
+            for (name, col) in t.columns {
                 let v: Bound<'py, PyAny> = match col {
-                    Column::F64(v) => buffer(py, "f64", le_bytes(py, v, |x| x.to_le_bytes())?)?,
-                    Column::I64(v) => buffer(py, "i64", le_bytes(py, v, |x| x.to_le_bytes())?)?,
-                    Column::U64(v) => buffer(py, "u64", le_bytes(py, v, |x| x.to_le_bytes())?)?,
-                    Column::Bool(v) => buffer(py, "bool", le_bytes(py, v, |b| [*b as u8])?)?,
+                    Column::F64(v) => buffer(py, "f64", le_bytes(py, &v, |x| x.to_le_bytes())?)?,
+                    Column::I64(v) => buffer(py, "i64", le_bytes(py, &v, |x| x.to_le_bytes())?)?,
+                    Column::U64(v) => buffer(py, "u64", le_bytes(py, &v, |x| x.to_le_bytes())?)?,
+                    Column::Bool(v) => buffer(py, "bool", le_bytes(py, &v, |b| [*b as u8])?)?,
                     Column::Str(v) => PyTuple::new(
                         py,
                         [
@@ -220,9 +244,11 @@ impl Simulation {
 
     /// The run summary (valid after `results()`).
     fn summary<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let res = self.results.as_ref().ok_or_else(|| PyRuntimeError::new_err("call results() first"))?;
+        let Run::Finished { summary, .. } = &self.run else {
+            return Err(PyRuntimeError::new_err("call results() first"));
+        };
         let d = PyDict::new(py);
-        for (k, v) in &res.summary {
+        for (k, v) in summary {
             match v {
                 Value::F64(x) => d.set_item(k, x)?,
                 Value::U64(x) => d.set_item(k, x)?,
