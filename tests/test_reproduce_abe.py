@@ -547,6 +547,35 @@ def test_delay_quantiles_are_the_upper_edge_of_the_bin_that_reaches_q() -> None:
     assert q.loc["b", "p50_ms"] == 0.1 and q.loc["b", "p90_ms"] == math.inf
 
 
+def test_samples_come_one_run_at_a_time_in_order_of_time_and_flow() -> None:
+    # Rows of three runs interleaved in no order, read in batches of 4 rows: each run's frame
+    # is the one ordering every row at once gives, and seeds above n are left out.
+    rng = np.random.default_rng(3)
+    rows = [
+        (rid, t, flow, int(rng.integers(0, 10**9)))
+        for rid in ("r1", "r2", "r3")
+        for t in (0.0, 0.1, 0.2, 0.3, 0.4)
+        for flow in (0, 1)
+    ]
+    order = rng.permutation(len(rows))
+    samples = pd.DataFrame(  # noqa: F841 (read by DuckDB by name)
+        [rows[i] for i in order], columns=["run_id", "t_s", "flow", "delivered_bytes"]
+    )
+    runs = pd.DataFrame({"run_id": ["r1", "r2", "r3"], "seed": [1, 2, 3]})  # noqa: F841
+    con = duckdb.connect()
+    con.execute("CREATE TABLE flow_samples AS SELECT * FROM samples")
+    con.execute("CREATE TABLE runs AS SELECT * FROM runs")
+    got = list(abe._samples_by_run(con, 2, batch_rows=4))
+    assert [rid for rid, _ in got] == ["r1", "r2"]
+    for rid, frame in got:
+        want = con.execute(
+            "SELECT t_s, flow, delivered_bytes FROM flow_samples WHERE run_id = ? "
+            "ORDER BY t_s, flow",
+            [rid],
+        ).df()
+        pd.testing.assert_frame_equal(frame, want)
+
+
 def test_group_ratio_is_per_flow_means() -> None:
     flows = pd.DataFrame({"workload": [0, 0, 1, 1, 1], "goodput_bytes": [4, 2, 1, 1, 1]})
     assert abe.group_ratio(flows) == 3.0
