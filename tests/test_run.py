@@ -268,6 +268,38 @@ def test_progress_bar_does_not_change_results(small: dict) -> None:
     assert_tables_identical(a.tables, b.tables)
 
 
+def test_a_run_that_outgrows_its_budget_stops_with_the_sizes(
+    small: dict, monkeypatch: pytest.MonkeyPatch, tmp_path
+) -> None:
+    from ecnlab import _run
+    from ecnlab.bench import toml_text
+    from ecnlab.cli import app
+    from typer.testing import CliRunner
+
+    # Within the budget (its real growth is a few MB), the run completes.
+    assert ecnlab.run(small, progress=False, memory_budget="1GB").summary["events"] > 0
+    # The process appears to grow by 10 GB once the simulation is built: the first call into
+    # the core that ends beyond the budget stops the run, and nothing of it is returned.
+    calls = iter(range(10**6))
+    monkeypatch.setattr(_run, "_resident_bytes", lambda: 1e8 + (1e10 if next(calls) else 0))
+    with pytest.raises(MemoryError) as e:
+        ecnlab.run(small, progress=False, memory_budget="1GB")
+    message = str(e.value)
+    assert "outgrew its memory budget of 1.0 GB" in message
+    assert "grew by 10.0 GB in its first " in message and "of 3 simulated s" in message
+    assert "docs/scenario.md" in message
+    # The command line says so, exits with a failure, and writes nothing.
+    calls = iter(range(10**6))
+    scenario = tmp_path / "small.toml"
+    scenario.write_text(toml_text(small))
+    out = tmp_path / "out"
+    r = CliRunner().invoke(
+        app, ["run", str(scenario), "--out", str(out), "--memory-budget", "1GB", "-q"]
+    )
+    assert r.exit_code == 1, r.output
+    assert "outgrew its memory budget" in r.output and not out.exists()
+
+
 def test_bad_seed(small: dict) -> None:
     with pytest.raises(ValueError, match="seed"):
         ecnlab.run(small, seed=-1, progress=False)

@@ -72,6 +72,11 @@ def run(
         ValueError: the scenario is invalid (the message names the field), it would need
             more memory than the budget, or the seed or ``chunk_s`` is out of range.
         TypeError: the seed is not an integer.
+        MemoryError: the run's resident memory grew by more than the budget while it ran
+            (checked after each call into the core). The estimate counts no state for the
+            connections of traffic workloads, which can pile up by the hundred thousand under
+            overload (docs/scenario.md, "Memory budget"); this stops such a run before the
+            system runs out of memory, naming the sizes and the simulated time reached.
         KeyboardInterrupt: re-raised after the progress display is closed and the
             simulation dropped, when interrupted between chunks.
     """
@@ -94,12 +99,30 @@ def run(
         progress = sys.stderr.isatty()
 
     wall_start = time.perf_counter()
+    resident_start = _resident_bytes()
     sim = _core.Simulation(config_json, seed, budget)
+    end_s = sim.end_ns / _NS
+
+    def check_growth(now_ns: int) -> None:
+        if budget is None or resident_start is None:
+            return
+        grown = (_resident_bytes() or 0) - resident_start
+        if grown > budget:
+            estimate = _core.estimate(config_json)["memory_bytes"]
+            raise MemoryError(
+                f"the run outgrew its memory budget of {_bytes_text(budget)}: its resident "
+                f"memory grew by {_bytes_text(grown)} in its first {now_ns / _NS:g} of "
+                f"{end_s:g} simulated s, against an estimate of "
+                f"{_bytes_text(estimate)} (the estimate counts no state for connections that "
+                "pile up when the network cannot carry its load: docs/scenario.md, \"Memory "
+                "budget\"); raise the budget, or shorten or lighten the run"
+            )
+
     try:
         if progress:
-            _advance_with_progress(sim, chunk_s, normalized.get("name", "scenario"))
+            _advance_with_progress(sim, chunk_s, normalized.get("name", "scenario"), check_growth)
         else:
-            _advance(sim, chunk_s, None)
+            _advance(sim, chunk_s, check_growth)
         native = sim.results()
         wall_s = time.perf_counter() - wall_start
         summary: dict[str, Any] = dict(sim.summary())
@@ -159,6 +182,23 @@ def memory_budget_bytes(budget: float | str | None = None) -> float | None:
     return parse_bytes(budget)
 
 
+def _resident_bytes() -> float | None:
+    """This process's resident memory in bytes (Linux ``/proc/self/statm``), or None."""
+    try:
+        with open("/proc/self/statm", encoding="ascii") as f:
+            return float(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+def _bytes_text(b: float) -> str:
+    """Bytes in the units of the core's estimate: ``6.5 GB``."""
+    for unit, scale in (("TB", 1e12), ("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+        if b >= scale:
+            return f"{b / scale:.1f} {unit}"
+    return f"{b:.0f} B"
+
+
 def _check_seed(seed: int) -> None:
     if isinstance(seed, bool) or not isinstance(seed, int):
         raise TypeError(f"seed ({seed!r}) must be an integer")
@@ -166,7 +206,12 @@ def _check_seed(seed: int) -> None:
         raise ValueError(f"seed ({seed}) must be in [0, 2**64)")
 
 
-def _advance_with_progress(sim: _core.Simulation, chunk_s: float | None, name: str) -> None:
+def _advance_with_progress(
+    sim: _core.Simulation,
+    chunk_s: float | None,
+    name: str,
+    on_chunk: Callable[[int], None] | None = None,
+) -> None:
     console = Console(stderr=True)
     columns = (
         TextColumn("[bold]{task.description}"),
@@ -184,6 +229,8 @@ def _advance_with_progress(sim: _core.Simulation, chunk_s: float | None, name: s
         def update(now_ns: int) -> None:
             now_s = now_ns / _NS
             bar.update(task, completed=now_s, sim=f"{now_s:.1f}/{end_s:g} s sim")
+            if on_chunk is not None:
+                on_chunk(now_ns)
 
         _advance(sim, chunk_s, update)
 

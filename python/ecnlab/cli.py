@@ -112,6 +112,9 @@ def run_cmd(
         _fail(f"{out} already holds a run; use --force to replace it" if e.replaceable else str(e))
     except ValueError as e:
         _fail(f"{scenario}: {e}")
+    except MemoryError as e:
+        # Stopped by the budget while it ran: not bad input, and nothing is written.
+        _fail(f"{scenario}: {e}; nothing written", EXIT_FAILED)
     except KeyboardInterrupt:
         err_console.print("[yellow]interrupted; nothing written[/]")
         raise typer.Exit(EXIT_INTERRUPTED) from None
