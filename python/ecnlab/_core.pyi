@@ -42,6 +42,9 @@ def estimate(config_json: str) -> dict[str, Any]:
         ValueError: the scenario is invalid.
     """
 
+def bytes_text(b: float) -> str:
+    """Bytes in the units of the estimate's messages: ``6.5 GB``, ``12.0 kB``, ``512 B``."""
+
 def check_budget(config_json: str, memory_budget: float) -> None:
     """Raise ValueError, naming the fields that drive the estimate, if a run of the scenario
     is estimated (:func:`estimate`) to need more than ``memory_budget`` bytes."""
@@ -145,7 +148,11 @@ class Simulation:
         ``("dict", dictionary, little-endian u32 codes)`` for strings.
 
         Call once, after the end is reached; called earlier it stops the run and finalizes
-        the measurements at ``now_ns``.
+        the measurements at ``now_ns``. The tables are handed over once: the simulation is
+        dropped before they are copied and each column freed once copied, so the run's state,
+        its tables and their copies are never all held at once. Afterwards ``now_ns``,
+        ``end_ns``, ``events`` and :meth:`summary` still answer; ``run_until`` and a second
+        call raise RuntimeError.
 
         Returns:
             Table name (``exchanges``, ``flows``, ``links``, ``queue_counts``,

@@ -104,25 +104,26 @@ def run(
     end_s = sim.end_ns / _NS
 
     def check_growth(now_ns: int) -> None:
-        if budget is None or resident_start is None:
-            return
         grown = (_resident_bytes() or 0) - resident_start
         if grown > budget:
+            text = _core.bytes_text
             estimate = _core.estimate(config_json)["memory_bytes"]
             raise MemoryError(
-                f"the run outgrew its memory budget of {_bytes_text(budget)}: its resident "
-                f"memory grew by {_bytes_text(grown)} in its first {now_ns / _NS:g} of "
+                f"the run outgrew its memory budget of {text(budget)}: its resident "
+                f"memory grew by {text(grown)} in its first {now_ns / _NS:g} of "
                 f"{end_s:g} simulated s, against an estimate of "
-                f"{_bytes_text(estimate)} (the estimate counts no state for connections that "
+                f"{text(estimate)} (the estimate counts no state for connections that "
                 "pile up when the network cannot carry its load: docs/scenario.md, \"Memory "
                 "budget\"); raise the budget, or shorten or lighten the run"
             )
 
+    # Without a budget, or where the resident memory cannot be read, there is nothing to check.
+    guard = None if budget is None or resident_start is None else check_growth
     try:
         if progress:
-            _advance_with_progress(sim, chunk_s, normalized.get("name", "scenario"), check_growth)
+            _advance_with_progress(sim, chunk_s, normalized.get("name", "scenario"), guard)
         else:
-            _advance(sim, chunk_s, check_growth)
+            _advance(sim, chunk_s, guard)
         native = sim.results()
         wall_s = time.perf_counter() - wall_start
         summary: dict[str, Any] = dict(sim.summary())
@@ -189,14 +190,6 @@ def _resident_bytes() -> float | None:
             return float(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
     except (OSError, IndexError, ValueError):
         return None
-
-
-def _bytes_text(b: float) -> str:
-    """Bytes in the units of the core's estimate: ``6.5 GB``."""
-    for unit, scale in (("TB", 1e12), ("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
-        if b >= scale:
-            return f"{b / scale:.1f} {unit}"
-    return f"{b:.0f} B"
 
 
 def _check_seed(seed: int) -> None:

@@ -37,6 +37,12 @@ fn estimate<'py>(py: Python<'py>, config_json: &str) -> PyResult<Bound<'py, PyDi
     Ok(d)
 }
 
+/// Bytes in the units of the estimate's messages (`ecnlab::sim::bytes_text`): `6.5 GB`.
+#[pyfunction]
+fn bytes_text(b: f64) -> String {
+    ecnlab::sim::bytes_text(b)
+}
+
 /// Raises ValueError, naming the fields that drive the estimate, if a run of the scenario is
 /// estimated to need more than `memory_budget` bytes.
 #[pyfunction]
@@ -281,6 +287,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(schema, m)?)?;
     m.add_function(wrap_pyfunction!(normalize, m)?)?;
     m.add_function(wrap_pyfunction!(estimate, m)?)?;
+    m.add_function(wrap_pyfunction!(bytes_text, m)?)?;
     m.add_function(wrap_pyfunction!(check_budget, m)?)?;
     m.add_function(wrap_pyfunction!(hold_benchmark, m)?)?;
     m.add_function(wrap_pyfunction!(workload_plan, m)?)?;
