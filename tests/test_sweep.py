@@ -464,8 +464,11 @@ def _wait_for_runs(out: Path, count: int, proc: subprocess.Popen[str], timeout: 
         time.sleep(0.05)
 
 
-# Longer runs (5 simulated s, 30 flows) so the sweep can be caught part-way.
-SLOW = TINY.replace("duration_s = 2", "duration_s = 8").replace(
+# Longer runs (1500 simulated s of 30 or 40 flows, about 1.2 M bottleneck packets, a few
+# tenths of a wall second each) so the sweep is still running when the tests kill part of
+# it: with 8 simulated s the eight runs took 0.2 s and a killed worker could find no run
+# left to lose.
+SLOW = TINY.replace("duration_s = 2", "duration_s = 1500").replace(
     "values = [2, 4]", "values = [30, 40]"
 )
 
