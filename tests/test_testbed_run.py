@@ -23,6 +23,7 @@ from conftest import EXAMPLES, assert_one_line_error, ecnlab_process, invoke
 from ecnlab._result import run_id
 from ecnlab._testbed_plan import TestbedUnsupported, plan
 from ecnlab.testbed import leftover_namespaces
+from ecnlab.testbed_run import tables_of
 
 EXAMPLE = str(EXAMPLES / "testbed-red.toml")
 # A short run: 4 s, of which 1 s of warm-up.
@@ -216,6 +217,37 @@ def testbed_run(tmp_path_factory):
     assert "written to" in stdout
     _assert_nothing_left(proc, pids)
     return out
+
+
+
+def _router_sample(direction: str, t_s: float, aqm: dict[str, float]) -> dict:
+    """A router record of the kind ``tables_of`` reads: the bottleneck queue's counters and
+    its discipline's variables at run time ``t_s`` (nothing counted)."""
+    counters = ("enqueued", "dropped", "delivered_pkts", "delivered_bytes", "busy_ns", "marked",
+                "dropped_early", "dropped_forced", "dropped_overflow", "random_losses",
+                "area_pkts_ns", "area_bytes_ns")
+    return {"type": "sample", "dir": direction, "t_ns": int(t_s * 1e9), "len_pkts": 0,
+            "len_bytes": 0, "counts": {}, "aqm": aqm, **dict.fromkeys(counters, 0)}
+
+
+@pytest.mark.parametrize(("kept", "expected"), [
+    (None, {"avg", "max_p"}), (["avg"], {"avg"}), (["qdelay_ms"], set()),
+])
+def test_aqm_samples_keep_the_variables_metrics_names(kept, expected):
+    # The router samples every variable of its discipline (RED: avg and max_p); as in the
+    # simulator, the aqm_samples table keeps those `metrics.aqm_variables` names (all if unset).
+    sets = ["duration_s=4", "warmup_s=1"]
+    if kept is not None:
+        sets.append(f"metrics.aqm_variables={json.dumps(kept)}")
+    p = plan(EXAMPLE, 2, tuple(sets))
+    records = [{"type": "start", "monotonic_ns": 0}] + [
+        _router_sample(d, t, {"avg": 3.5, "max_p": 0.1})
+        for t in (0.0, 1.0, 2.0, 3.0, 4.0) for d in ("up", "down")
+    ]
+    tables, _ = tables_of(p, 0.0, [], [], records)
+    rows = tables["aqm_samples"].to_pylist()
+    assert {r["variable"] for r in rows} == expected
+    assert len(rows) == 2 * 4 * len(expected)  # both directions, samples at 1-4 s
 
 
 def test_the_run_writes_the_simulators_tables_and_a_testbed_manifest(testbed_run, tmp_path):
