@@ -219,7 +219,6 @@ def testbed_run(tmp_path_factory):
     return out
 
 
-
 def _router_sample(direction: str, t_s: float, aqm: dict[str, float]) -> dict:
     """A router record of the kind ``tables_of`` reads: the bottleneck queue's counters and
     its discipline's variables at run time ``t_s`` (nothing counted)."""
