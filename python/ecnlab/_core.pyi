@@ -13,6 +13,10 @@ from typing import Any
 __version__: str
 """Version of the ecnlab crate this module was built from."""
 
+built_with_pgo: bool
+"""Whether the simulator was built with its profile-guided optimization profile
+(``crates/ecnlab/pgo``; ``ECNLAB_PGO=0`` at build time leaves it out)."""
+
 def schema() -> str:
     """Return the JSON Schema of a scenario, as pretty-printed JSON text."""
 

@@ -442,6 +442,7 @@ def _measure_simulation(case: Case, smoke: bool) -> dict[str, Any]:
         "wall_s": wall,
         "baseline_rss_mb": baseline_mb,
         "smoke": smoke,
+        "pgo": _core.built_with_pgo,
     }
     if case.scenario == "link-1g":
         record["bottleneck_pkts"] = pkts

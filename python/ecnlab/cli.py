@@ -21,9 +21,15 @@ from rich.markup import escape
 from rich.table import Table
 
 from . import _core
-from ._cli_common import EXIT_FAILED, EXIT_INTERRUPTED, command_group, err_console, out_console
+from ._cli_common import (
+    EXIT_FAILED,
+    EXIT_INTERRUPTED,
+    command_group,
+    err_console,
+    out_console,
+    reported,
+)
 from ._cli_common import fail as _fail
-from ._cli_common import reported
 from ._result import Result, native_column_values
 from ._run import run as run_scenario
 from ._scenario import load_scenario, scenario_json
@@ -378,7 +384,8 @@ def bench(
 def bench_tables(records: list[dict[str, Any]], *, smoke: bool = False) -> list[Table]:
     """The human tables of ``ecnlab bench``: the simulations, then (when run) the engine
     reference, the peers, memory at many connections and the fixed cost of a run."""
-    title = f"ecnlab {_core.__version__} benchmark{' (smoke)' if smoke else ''}"
+    pgo = "" if _core.built_with_pgo else ", built without its PGO profile"
+    title = f"ecnlab {_core.__version__} benchmark{' (smoke)' if smoke else ''}{pgo}"
     sims = [r for r in records if r.get("kind", "simulation") == "simulation"]
     sims = [r for r in sims if r["scenario"] != "conns-1e5"]
     tables = []

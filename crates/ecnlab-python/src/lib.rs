@@ -284,6 +284,7 @@ fn le_bytes<'py, T, const N: usize>(py: Python<'py>, values: &[T], encode: impl 
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    m.add("built_with_pgo", ecnlab::BUILT_WITH_PGO)?;
     m.add_function(wrap_pyfunction!(schema, m)?)?;
     m.add_function(wrap_pyfunction!(normalize, m)?)?;
     m.add_function(wrap_pyfunction!(estimate, m)?)?;

@@ -21,3 +21,11 @@ pub mod workload;
 pub use config::ConfigError;
 pub use scenario::Scenario;
 pub use sim::Simulation;
+
+/// Whether this build of the crate used the profile-guided optimization profile
+/// (`crates/ecnlab/pgo/rustc-wrapper` sets `--cfg ecnlab_pgo` when it passes the profile).
+pub const BUILT_WITH_PGO: bool = cfg!(ecnlab_pgo);
+
+/// Read so that cargo rebuilds the crate when `ECNLAB_PGO` changes (the wrapper reads it, and
+/// cargo tracks the variables a crate reads at compile time).
+const _PGO_SWITCH: Option<&str> = option_env!("ECNLAB_PGO");

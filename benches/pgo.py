@@ -1,0 +1,134 @@
+"""Makes the profile-guided optimization profile of the simulator crate,
+crates/ecnlab/pgo/ecnlab.profdata (docs/benchmarks.md, "Profile-guided optimization").
+
+Run from the repository root, with the package's dependencies installed:
+    python benches/pgo.py
+then rebuild (`python -m pip install .`) to build with the new profile. It needs the
+`llvm-profdata` of the compiler's LLVM (`rustup component add llvm-tools`).
+
+What it does:
+1. builds the extension with instrumentation (`pip wheel` with `-Cprofile-generate`, in a
+   target folder of its own) and puts it in a copy of the Python package in a temporary folder,
+   so the installed package is not touched;
+2. runs the training set with that copy, as a user would (`python -m ecnlab run`): the example
+   scenarios of `examples/` (TOML, the testbed's left out) and the adaptive-RED web scenario of
+   `benches/`, some with their durations cut (TRAINING). The benchmark's own cases are not in
+   it, so `ecnlab bench` measures the profile on scenarios it was not made from;
+3. merges the counts into the profile and records the LLVM major version that wrote it
+   (crates/ecnlab/pgo/llvm-major: an older LLVM cannot read the profile, and the build then
+   leaves it out: crates/ecnlab/pgo/rustc-wrapper).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import zipfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+PGO = ROOT / "crates" / "ecnlab" / "pgo"
+
+# (scenario file, overrides): every simulation example, cut to at most 100 simulated seconds.
+TRAINING: list[tuple[str, list[str]]] = [
+    ("examples/red-dumbbell.toml", []),
+    ("examples/dumbbell-bulk.toml", []),
+    ("examples/heterogeneous-groups.toml", []),
+    ("examples/mm1.toml", []),
+    ("examples/parking-lot.toml", []),
+    ("examples/tcp-mix.toml", ["duration_s=100"]),
+    ("examples/web-dumbbell.toml", []),
+    ("examples/web-sessions.toml", ["duration_s=100", "warmup_s=20"]),
+    ("benches/ecn-plus-web-100s.json", []),
+]
+
+
+def llvm_tool(name: str) -> Path:
+    """The LLVM tool `name` of the active Rust toolchain (rustup's llvm-tools component)."""
+    sysroot = run(["rustc", "--print", "sysroot"]).strip()
+    host = re.search(r"^host: (\S+)$", run(["rustc", "-vV"]), re.MULTILINE)
+    path = Path(sysroot) / "lib" / "rustlib" / (host.group(1) if host else "") / "bin" / name
+    if not path.is_file():
+        sys.exit(f"{path} not found: install it with `rustup component add llvm-tools`")
+    return path
+
+
+def llvm_major() -> str:
+    found = re.search(r"^LLVM version: (\d+)", run(["rustc", "-vV"]), re.MULTILINE)
+    if not found:
+        sys.exit("`rustc -vV` names no LLVM version")
+    return found.group(1)
+
+
+def run(cmd: list[str], **kw) -> str:
+    return subprocess.run(cmd, check=True, capture_output=True, text=True, **kw).stdout
+
+
+def instrumented_package(work: Path, raw: Path) -> Path:
+    """A copy of python/ecnlab whose extension writes its counts into `raw`."""
+    env = dict(os.environ)
+    env["RUSTFLAGS"] = f"-Cprofile-generate={raw}"
+    env["CARGO_TARGET_DIR"] = str(work / "target")
+    print("building the instrumented extension (a few minutes)", flush=True)
+    subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(work / "wheel"),
+         str(ROOT)],
+        check=True, env=env,
+    )
+    (wheel,) = (work / "wheel").glob("ecnlab-*.whl")
+    site = work / "site"
+    with zipfile.ZipFile(wheel) as z:
+        z.extractall(site)
+    return site
+
+
+def train(site: Path, raw: Path, work: Path) -> None:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = str(site)
+    env["LLVM_PROFILE_FILE"] = str(raw / "ecnlab-%p-%m.profraw")
+    for i, (name, overrides) in enumerate(TRAINING):
+        path = ROOT / name
+        if path.suffix == ".json":
+            # `ecnlab run` reads TOML: write the scenario as TOML beside the runs.
+            from ecnlab.bench import toml_text
+
+            toml = work / f"{path.stem}.toml"
+            toml.write_text(toml_text(json.loads(path.read_text())))
+            path = toml
+        cmd = [sys.executable, "-m", "ecnlab", "run", str(path), "-q", "--out",
+               str(work / "runs" / str(i))]
+        for o in overrides:
+            cmd += ["-s", o]
+        print(f"training: {name} {' '.join(overrides)}", flush=True)
+        subprocess.run(cmd, check=True, env=env, cwd=work)
+
+
+def main() -> int:
+    profdata = llvm_tool("llvm-profdata")
+    with tempfile.TemporaryDirectory(prefix="ecnlab-pgo-") as tmp:
+        work = Path(tmp)
+        raw = work / "raw"
+        raw.mkdir()
+        site = instrumented_package(work, raw)
+        # The build scripts compiled with instrumentation wrote counts too: start afresh.
+        shutil.rmtree(raw)
+        raw.mkdir()
+        train(site, raw, work)
+        out = PGO / "ecnlab.profdata"
+        subprocess.run(
+            [str(profdata), "merge", "--sparse", "-o", str(out), *map(str, raw.glob("*.profraw"))],
+            check=True,
+        )
+    (PGO / "llvm-major").write_text(llvm_major() + "\n")
+    print(f"wrote {out.relative_to(ROOT)} ({out.stat().st_size / 1e6:.2f} MB); "
+          "rebuild with `python -m pip install .` to use it")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
