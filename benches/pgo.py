@@ -11,9 +11,10 @@ What it does:
    target folder of its own) and puts it in a copy of the Python package in a temporary folder,
    so the installed package is not touched;
 2. runs the training set with that copy, as a user would (`python -m ecnlab run`): the example
-   scenarios of `examples/` (TOML, the testbed's left out) and the adaptive-RED web scenario of
-   `benches/`, some with their durations cut (TRAINING). The benchmark's own cases are not in
-   it, so `ecnlab bench` measures the profile on scenarios it was not made from;
+   scenarios of `examples/` (TOML, the testbed's left out), the adaptive-RED web scenario of
+   `benches/`, and the RED and web dumbbells with the studies' other queue disciplines and
+   TCPs (TRAINING). The benchmark's own cases are not in it, so `ecnlab bench` measures the
+   profile on scenarios it was not made from;
 3. merges the counts into the profile and records the LLVM major version that wrote it
    (crates/ecnlab/pgo/llvm-major: an older LLVM cannot read the profile, and the build then
    leaves it out: crates/ecnlab/pgo/rustc-wrapper).
@@ -34,7 +35,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 PGO = ROOT / "crates" / "ecnlab" / "pgo"
 
-# (scenario file, overrides): every simulation example, cut to at most 100 simulated seconds.
+AQM = "topology.bottleneck.queue.aqm"
+
+# (scenario file, overrides): every simulation example, cut to at most 100 simulated seconds,
+# then the RED dumbbell and the web dumbbell again with the other queue disciplines and TCPs
+# that the studies run (20 s each), so that their code is in the profile too.
 TRAINING: list[tuple[str, list[str]]] = [
     ("examples/red-dumbbell.toml", []),
     ("examples/dumbbell-bulk.toml", []),
@@ -45,6 +50,22 @@ TRAINING: list[tuple[str, list[str]]] = [
     ("examples/web-dumbbell.toml", []),
     ("examples/web-sessions.toml", ["duration_s=100", "warmup_s=20"]),
     ("benches/ecn-plus-web-100s.json", []),
+    *[
+        (example, ["duration_s=20", "warmup_s=5", f"{AQM}={aqm}", *tcp])
+        for example in ("examples/red-dumbbell.toml", "examples/web-dumbbell.toml")
+        for aqm, tcp in [
+            ('{kind="pie",ecn=true}', ["tcp.ecn=true"]),
+            ('{kind="codel",ecn=true}', ["tcp.ecn=true", "tcp.congestion_control=cubic"]),
+            ('{kind="pi",ecn=true}', ["tcp.ecn=true", "tcp.ecn_plus=seed"]),
+            ('{kind="rem",ecn=true}', ["tcp.ecn=true"]),
+            ('{kind="dcn"}', []),
+            ('{kind="afd"}', []),
+            ('{kind="rio_ps"}', []),
+            ('{kind="threshold",k_pkts=20}', ["tcp.congestion_control=dctcp"]),
+            ('{kind="dualpi2"}', ["tcp.congestion_control=prague"]),
+            ('{kind="red",ecn=true}', ["tcp.profile=linux", "tcp.sack=true"]),
+        ]
+    ],
 ]
 
 
