@@ -25,7 +25,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -69,18 +68,19 @@ TRAINING: list[tuple[str, list[str]]] = [
 ]
 
 
-def llvm_tool(name: str) -> Path:
-    """The LLVM tool `name` of the active Rust toolchain (rustup's llvm-tools component)."""
+def llvm_tool(name: str, version: str) -> Path:
+    """The LLVM tool `name` of the active Rust toolchain (rustup's llvm-tools component);
+    `version` is what `rustc -vV` prints."""
     sysroot = run(["rustc", "--print", "sysroot"]).strip()
-    host = re.search(r"^host: (\S+)$", run(["rustc", "-vV"]), re.MULTILINE)
+    host = re.search(r"^host: (\S+)$", version, re.MULTILINE)
     path = Path(sysroot) / "lib" / "rustlib" / (host.group(1) if host else "") / "bin" / name
     if not path.is_file():
         sys.exit(f"{path} not found: install it with `rustup component add llvm-tools`")
     return path
 
 
-def llvm_major() -> str:
-    found = re.search(r"^LLVM version: (\d+)", run(["rustc", "-vV"]), re.MULTILINE)
+def llvm_major(version: str) -> str:
+    found = re.search(r"^LLVM version: (\d+)", version, re.MULTILINE)
     if not found:
         sys.exit("`rustc -vV` names no LLVM version")
     return found.group(1)
@@ -90,10 +90,11 @@ def run(cmd: list[str], **kw) -> str:
     return subprocess.run(cmd, check=True, capture_output=True, text=True, **kw).stdout
 
 
-def instrumented_package(work: Path, raw: Path) -> Path:
-    """A copy of python/ecnlab whose extension writes its counts into `raw`."""
+def instrumented_package(work: Path) -> Path:
+    """A copy of python/ecnlab whose extension counts what runs (into LLVM_PROFILE_FILE)."""
     env = dict(os.environ)
-    env["RUSTFLAGS"] = f"-Cprofile-generate={raw}"
+    # The build scripts, instrumented too, write their counts here when the build runs them.
+    env["RUSTFLAGS"] = f"-Cprofile-generate={work / 'build-counts'}"
     env["CARGO_TARGET_DIR"] = str(work / "target")
     print("building the instrumented extension (a few minutes)", flush=True)
     subprocess.run(
@@ -130,22 +131,20 @@ def train(site: Path, raw: Path, work: Path) -> None:
 
 
 def main() -> int:
-    profdata = llvm_tool("llvm-profdata")
+    version = run(["rustc", "-vV"])
+    profdata = llvm_tool("llvm-profdata", version)
     with tempfile.TemporaryDirectory(prefix="ecnlab-pgo-") as tmp:
         work = Path(tmp)
         raw = work / "raw"
         raw.mkdir()
-        site = instrumented_package(work, raw)
-        # The build scripts compiled with instrumentation wrote counts too: start afresh.
-        shutil.rmtree(raw)
-        raw.mkdir()
+        site = instrumented_package(work)
         train(site, raw, work)
         out = PGO / "ecnlab.profdata"
         subprocess.run(
             [str(profdata), "merge", "--sparse", "-o", str(out), *map(str, raw.glob("*.profraw"))],
             check=True,
         )
-    (PGO / "llvm-major").write_text(llvm_major() + "\n")
+    (PGO / "llvm-major").write_text(llvm_major(version) + "\n")
     print(f"wrote {out.relative_to(ROOT)} ({out.stat().st_size / 1e6:.2f} MB); "
           "rebuild with `python -m pip install .` to use it")
     return 0

@@ -38,8 +38,8 @@ def fake_rustc(tmp_path: Path):
 
 
 def compile_args(rustc: Path, args: list[str], **env: str) -> list[str]:
-    environ = {k: v for k, v in os.environ.items() if k not in ("RUSTFLAGS", "ECNLAB_PGO")}
-    environ.pop("CARGO_ENCODED_RUSTFLAGS", None)
+    unset = ("RUSTFLAGS", "CARGO_ENCODED_RUSTFLAGS", "ECNLAB_PGO")
+    environ = {k: v for k, v in os.environ.items() if k not in unset}
     environ.update(env)
     out = subprocess.run(
         [str(WRAPPER), str(rustc), *args], capture_output=True, text=True, check=True, env=environ
