@@ -17,7 +17,8 @@ where OLD and NEW are either
 
 For each case it prints the medians and the median over pairs of NEW / OLD (a pair: the two
 builds run back to back, in alternating order) with a 95% bootstrap interval, and in how many
-pairs NEW was faster. An interval that contains 1 is no measured difference."""
+pairs NEW was faster. An interval that contains 1 is no measured difference. Giving the same
+build twice (an A/A comparison) shows how far the machine alone moves the ratio."""
 
 from __future__ import annotations
 
@@ -98,25 +99,25 @@ def main() -> None:
     extension = a.old.endswith(".so")
     if a.new.endswith(".so") != extension:
         raise SystemExit("compare two run_scenario binaries or two extension modules (.so)")
+    builds = (a.old, a.new)  # by position, so that a build can be compared with itself
     with tempfile.TemporaryDirectory() as tmp:
-        sites = {b: None for b in (a.old, a.new)}
-        if extension:
-            sites = {
-                b: package_with(b, Path(tmp) / f"build{i}") for i, b in enumerate((a.old, a.new))
-            }
+        sites = [
+            package_with(b, Path(tmp) / f"build{i}") if extension else None
+            for i, b in enumerate(builds)
+        ]
         files = {}
         for case in a.cases.split(","):
             name, _, n = case.partition(":")
             files[case] = Path(tmp) / f"case{len(files)}.json"
             files[case].write_text(json.dumps(bench.scenario(name, int(n) if n else None)))
-        times = {(b, c): [] for b in (a.old, a.new) for c in files}
+        times: dict[tuple[int, str], list[float]] = {(i, c): [] for i in (0, 1) for c in files}
         for r in range(a.repeat):
             for c, file in files.items():
-                for b in (a.old, a.new) if r % 2 == 0 else (a.new, a.old):
-                    times[(b, c)].append(cpu_seconds(b, file, sites[b]))
+                for i in (0, 1) if r % 2 == 0 else (1, 0):
+                    times[(i, c)].append(cpu_seconds(builds[i], file, sites[i]))
     rng = random.Random(1)
     for c in files:
-        old, new = times[(a.old, c)], times[(a.new, c)]
+        old, new = times[(0, c)], times[(1, c)]
         ratio, low, high = paired(old, new, rng)
         faster = sum(n < o for o, n in zip(old, new))
         print(
