@@ -232,6 +232,37 @@ def test_reproduce_replaces_an_earlier_definition_only_when_asked(tmp_path: Path
     assert not new_ids & old_ids and len(new_ids) == 4
 
 
+def test_a_new_definition_keeps_the_stored_later_seeds_of_an_unchanged_part(
+    tmp_path: Path,
+) -> None:
+    # Runs of the first look's seeds and of a later look's: replacing the definition at the
+    # first look must not set the later seed's runs aside when they are still defined so.
+    class Unsure(Toy):
+        claims = (
+            V.ClaimSpec(
+                id="never",
+                statement="a quantity that is NaN for every seed stays unresolved",
+                quote="-",
+                location="-",
+                paper=None,
+                tests=V.Test(QUEUE_10.map(lambda x: float("nan"), "nan of {q}"), V.above(0)),
+                justification="-",
+            ),
+        )
+
+    first = repro.reproduce(Unsure(), "quick", tmp_path, jobs=1, progress=False)
+    assert first.seeds == {"buffers": 3} and first.sweeps["buffers"].total == 6
+    runs = tmp_path / "sweeps" / "buffers" / "runs"
+    stored = {p.name for p in runs.iterdir()}
+    again = repro.reproduce(
+        Unsure(), "quick", tmp_path, jobs=1, progress=False, new_definition=True
+    )
+    report = again.sweeps["buffers"]
+    assert (report.superseded, report.done, report.skipped) == (0, 0, 6)
+    assert {p.name for p in runs.iterdir()} == stored
+    assert not (tmp_path / "sweeps" / "buffers" / "superseded").exists()
+
+
 def test_reproduce_rejects_unknown_mode_and_bad_parts(tmp_path: Path) -> None:
     with pytest.raises(SweepError, match="mode 'fast'"):
         repro.reproduce(Toy(), "fast", tmp_path)

@@ -667,6 +667,7 @@ class SweepDir:
         runs: list[dict[str, Any]],
         *,
         new_definition: bool = False,
+        keep: Collection[str] = (),
     ) -> list[str]:
         """Write ``sweep.json``, merging the runs of an earlier sweep into the same folder.
 
@@ -674,7 +675,9 @@ class SweepDir:
         same id (the same scenario), or the folder would hold two different runs for one
         point of the sweep and a GROUP BY over the axes would average them. Seeds may be
         added. With ``new_definition`` the folder's sweep is replaced instead: the earlier
-        runs this sweep does not have are moved to ``superseded/`` and their ids returned.
+        runs this sweep does not have are moved to ``superseded/`` and their ids returned,
+        except those whose ids are in ``keep`` (runs of the new definition that this sweep
+        does not list, such as a reproduction's later seeds), which stay listed.
 
         Raises:
             StoreError: the folder holds a sweep with other axes, or whose runs differ from
@@ -686,7 +689,10 @@ class SweepDir:
         dropped: list[str] = []
         if previous is not None and new_definition:
             wanted = {r["run_id"] for r in runs}
-            dropped = sorted({r["run_id"] for r in previous["runs"]} - wanted)
+            dropped = sorted({r["run_id"] for r in previous["runs"]} - wanted - set(keep))
+            merged = [
+                r for r in previous["runs"] if r["run_id"] in keep and r["run_id"] not in wanted
+            ] + runs
         elif previous is not None:
             old_axes = [a["name"] for a in previous["axes"]]
             new_axes = [a["name"] for a in description["axes"]]

@@ -51,7 +51,7 @@ import multiprocessing
 import sys
 import time
 import traceback
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
@@ -684,6 +684,7 @@ def run_sweeps(
     retries: int = 2,
     progress: bool | None = None,
     new_definition: bool = False,
+    keep: Sequence[Collection[str]] | None = None,
     memory_budget: float | str | None = None,
 ) -> list[SweepReport]:
     """Run several sweeps, each into its own folder, through one pool of workers.
@@ -695,7 +696,9 @@ def run_sweeps(
     Every sweep is checked, and every folder locked, before anything runs. Stored runs are
     verified by ``jobs`` threads at once (hashing releases the interpreter's lock), except
     those this process stored or verified before, whose files are unchanged since
-    (docs/sweeps.md).
+    (docs/sweeps.md). ``keep`` (one collection per sweep, with ``new_definition``) names
+    stored runs of the new definition that the sweep does not list, such as a reproduction's
+    later seeds: they stay in the folder instead of moving to ``superseded/``.
 
     Returns:
         One :class:`SweepReport` per sweep, in order; each one's ``wall_s`` is the whole
@@ -715,6 +718,10 @@ def run_sweeps(
     twice = next((f for f in folders if folders.count(f) > 1), None)
     if twice is not None:
         raise SweepError(f"two sweeps would run into the same folder {twice}")
+    if keep is None:
+        keep = [()] * len(sweeps)
+    elif len(keep) != len(sweeps):
+        raise SweepError(f"keep has {len(keep)} entries for {len(sweeps)} sweeps")
     budget = memory_budget_bytes(memory_budget)
     all_specs = []
     for sweep, _ in sweeps:
@@ -729,10 +736,10 @@ def run_sweeps(
     reports = []
     todo: list[_Todo] = []
     with contextlib.ExitStack() as locks:
-        for (sweep, out), specs in zip(sweeps, all_specs):
+        for (sweep, out), specs, kept in zip(sweeps, all_specs, keep):
             sweep_dir = store.SweepDir(out)
             locks.enter_context(sweep_dir.lock())
-            report, pending = _prepare(sweep, specs, sweep_dir, jobs, new_definition)
+            report, pending = _prepare(sweep, specs, sweep_dir, jobs, new_definition, kept)
             reports.append(report)
             todo += [_Todo(spec, sweep_dir, report) for spec in pending]
         if todo:
@@ -764,12 +771,16 @@ def _prepare(
     sweep_dir: store.SweepDir,
     jobs: int,
     new_definition: bool,
+    keep: Collection[str],
 ) -> tuple[SweepReport, list[RunSpec]]:
     """Record the sweep in its (locked) folder, verify its stored runs (setting damaged ones
     aside) and say which runs are left to compute."""
     try:
         dropped = sweep_dir.record_sweep(
-            sweep.describe(), [s.record() for s in specs], new_definition=new_definition
+            sweep.describe(),
+            [s.record() for s in specs],
+            new_definition=new_definition,
+            keep=keep,
         )
     except store.StoreError as e:
         raise SweepError(str(e)) from None

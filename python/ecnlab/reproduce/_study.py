@@ -426,8 +426,10 @@ def reproduce(
     _check_claims(study, names)
     # Expand every part at the cap first (each scenario checked by the core) so a bad one
     # stops the reproduction before anything runs.
-    for s in part_sweeps(study, mode, at="cap").values():
-        s.runs()
+    at_cap = {
+        name: {r.run_id for r in s.runs()}
+        for name, s in part_sweeps(study, mode, at="cap").items()
+    }
     _check_mode(root, study.name, mode)
     start = time.perf_counter()
     seeds = {n: plans[n].start for n in names}
@@ -449,8 +451,10 @@ def reproduce(
             backend=backend,
             scheduler=scheduler,
             progress=progress,
-            # The first look replaces an earlier definition; later looks add its seeds.
+            # The first look replaces an earlier definition, keeping the stored runs of the
+            # seeds later looks may ask for; later looks add seeds.
             new_definition=new_definition and look == 1,
+            keep=[at_cap[s.name] for s, _ in parts],
         )
         for (s, _), r in zip(parts, look_reports):
             reports[s.name] = _merge(reports.get(s.name), r)
@@ -524,12 +528,16 @@ def _restrict(
 
 
 def _merge(a: SweepReport | None, b: SweepReport) -> SweepReport:
+    """One part's report over two looks: ``b``'s runs include ``a``'s (seeds only grow), so
+    the runs found stored are ``b``'s less those ``a`` computed."""
     if a is None:
         return b
     return SweepReport(
         out=b.out,
         total=b.total,
-        skipped=a.skipped,
+        skipped=b.skipped - a.done,
+        damaged=a.damaged + b.damaged,
+        superseded=a.superseded + b.superseded,
         done=a.done + b.done,
         failed=b.failed,
         retried=a.retried + b.retried,
