@@ -51,6 +51,9 @@ def test_kaplan_meier_against_a_worked_example() -> None:
     # Without censoring it is the empirical CDF.
     x = [0.3, 0.1, 0.2, 0.2]
     assert analysis.kaplan_meier(x, [True] * 4)["p"].tolist() == analysis.cdf(x)["p"].tolist()
+    # Nothing completed: no step.
+    none = analysis.kaplan_meier([1.0, 2.0], [False, False])
+    assert len(none) == 0 and none["at_risk"].dtype == np.int64
     with pytest.raises(ValueError, match="no time"):
         analysis.kaplan_meier([1.0, math.nan], [True, False])
 

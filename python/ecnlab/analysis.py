@@ -129,20 +129,22 @@ def kaplan_meier(
         raise ValueError(f"{int(np.isnan(t).sum())} observations have no time (NaN)")
     if len(t) == 0:
         return pd.DataFrame({"x": [], "p": [], "at_risk": []})
-    # Completions at a time and those at risk just before it do not depend on the order of
-    # the observations within a tie, so one sort by time is enough.
-    order = np.argsort(t)
-    t, d = t[order], d[order]
-    starts = np.empty(len(t), dtype=bool)
-    starts[0] = True
-    np.not_equal(t[1:], t[:-1], out=starts[1:])
+    # The steps are at the distinct completion times; those at risk just before one are the
+    # observations at or after it: all but the completions and the censorings before it. The
+    # completed and the censored times sorted apart give both (a sort of values is several
+    # times faster than an argsort, and the censored are usually few).
+    done = np.sort(t[d])
+    censored = np.sort(t[~d])
+    starts = np.empty(len(done), dtype=bool)
+    starts[:1] = True
+    np.not_equal(done[1:], done[:-1], out=starts[1:])
     first = np.flatnonzero(starts)
-    distinct = t[first]
-    events = np.add.reduceat(d.astype(np.int64), first)
-    at_risk = len(t) - first
+    x = done[first]
+    events = np.diff(first, append=len(done))
+    at_risk = len(t) - first - np.searchsorted(censored, x, side="left")
     survival = np.cumprod(1.0 - events / at_risk)
-    step = events > 0
-    return pd.DataFrame({"x": distinct[step], "p": 1.0 - survival[step], "at_risk": at_risk[step]})
+    # Fresh arrays: no copy into a consolidated block.
+    return pd.DataFrame({"x": x, "p": 1.0 - survival, "at_risk": at_risk}, copy=False)
 
 
 def restricted_mean(
