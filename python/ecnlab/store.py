@@ -689,10 +689,9 @@ class SweepDir:
         dropped: list[str] = []
         if previous is not None and new_definition:
             wanted = {r["run_id"] for r in runs}
-            dropped = sorted({r["run_id"] for r in previous["runs"]} - wanted - set(keep))
-            merged = [
-                r for r in previous["runs"] if r["run_id"] in keep and r["run_id"] not in wanted
-            ] + runs
+            kept = set(keep) - wanted
+            dropped = sorted({r["run_id"] for r in previous["runs"]} - wanted - kept)
+            merged = [r for r in previous["runs"] if r["run_id"] in kept] + runs
         elif previous is not None:
             old_axes = [a["name"] for a in previous["axes"]]
             new_axes = [a["name"] for a in description["axes"]]
