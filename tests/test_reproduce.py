@@ -14,7 +14,7 @@ from ecnlab import store
 from ecnlab._scenario import _read_toml
 from ecnlab.reproduce import verdict as V
 from ecnlab.reproduce._study import _page
-from ecnlab.sweep import SweepError
+from ecnlab.sweep import DiskFullError, SweepError
 from matplotlib.figure import Figure
 
 QUEUE_10 = V.measure("buffers", "mean_queue_pkts_down", buffer=10)
@@ -163,22 +163,24 @@ def test_reproduce_recomputes_a_damaged_run_before_deciding(tmp_path: Path) -> N
     assert json.loads((out / "claims.json").read_text())["claims"] == before
 
 
-def test_reproduce_adds_seeds_while_a_claim_is_unresolved(tmp_path: Path) -> None:
-    class Unsure(Toy):
-        # Equal within 1000 packets: true, but the interval of 2 seeds cannot show it unless
-        # the spread is tiny; whatever happens, a third seed is tried only when unresolved.
-        claims = (
-            V.ClaimSpec(
-                id="never",
-                statement="a quantity that is NaN for every seed stays unresolved",
-                quote="-",
-                location="-",
-                paper=None,
-                tests=V.Test(QUEUE_10.map(lambda x: float("nan"), "nan of {q}"), V.above(0)),
-                justification="-",
-            ),
-        )
+class Unsure(Toy):
+    """A claim that stays unresolved whatever the runs show (NaN for every seed), so every
+    look of the seed plan runs."""
 
+    claims = (
+        V.ClaimSpec(
+            id="never",
+            statement="a quantity that is NaN for every seed stays unresolved",
+            quote="-",
+            location="-",
+            paper=None,
+            tests=V.Test(QUEUE_10.map(lambda x: float("nan"), "nan of {q}"), V.above(0)),
+            justification="-",
+        ),
+    )
+
+
+def test_reproduce_adds_seeds_while_a_claim_is_unresolved(tmp_path: Path) -> None:
     report = repro.reproduce(Unsure(), "quick", tmp_path, jobs=1, progress=False)
     assert report.seeds == {"buffers": 3}  # start 2, one step of 1, capped at 3
     assert (report.looks, report.looks_run) == (2, 2)
@@ -237,19 +239,6 @@ def test_a_new_definition_keeps_the_stored_later_seeds_of_an_unchanged_part(
 ) -> None:
     # Runs of the first look's seeds and of a later look's: replacing the definition at the
     # first look must not set the later seed's runs aside when they are still defined so.
-    class Unsure(Toy):
-        claims = (
-            V.ClaimSpec(
-                id="never",
-                statement="a quantity that is NaN for every seed stays unresolved",
-                quote="-",
-                location="-",
-                paper=None,
-                tests=V.Test(QUEUE_10.map(lambda x: float("nan"), "nan of {q}"), V.above(0)),
-                justification="-",
-            ),
-        )
-
     first = repro.reproduce(Unsure(), "quick", tmp_path, jobs=1, progress=False)
     assert first.seeds == {"buffers": 3} and first.sweeps["buffers"].total == 6
     runs = tmp_path / "sweeps" / "buffers" / "runs"
@@ -283,6 +272,18 @@ def test_format_value_writes_paper_values_compactly() -> None:
     assert repro.format_value(nested) == "RED: 2; PI: verdict: holds; a: 0.1235"
     assert repro.format_value(nested, limit=8) == "RED: 2;…"
     assert repro.format_value(None) == "-"
+
+
+def test_cli_reproduce_on_a_full_disk_fails_with_status_1(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def full(*args: Any, **kwargs: Any) -> None:
+        raise DiskFullError("x: a run could not be stored (No space left on device); ...")
+
+    monkeypatch.setattr(repro, "reproduce", full)
+    result = invoke("reproduce", "heterogeneous", "--quick", "--out", str(tmp_path / "r"))
+    assert result.exit_code == 1, result.output
+    assert result.stderr.strip().startswith("error: x: a run could not be stored")
 
 
 def test_cli_reproduce_unknown_study_is_one_line_error() -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import concurrent.futures as cf
+import errno
 import json
 import os
 import re
@@ -405,6 +406,42 @@ def test_failed_run_is_recorded_and_others_go_on(
     monkeypatch.setattr(sweep_mod, "run", real_run)
     report = sweep_mod.run_sweep(path, out, progress=False)
     assert (report.skipped, report.done, report.failed) == (6, 2, 0)
+    assert list((out / "errors").iterdir()) == []
+
+
+def test_a_full_disk_stops_the_sweep_and_keeps_what_is_stored(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Once a run cannot be stored for want of space, no further run starts (each would be
+    simulated only to fail the same way); the error says so, and the same call resumes."""
+    monkeypatch.setattr(sweep_mod, "_LocalBackend", lambda jobs: _ThreadBackend())
+    real_write = SweepDir.write_run
+    writes = []
+
+    def full_after_three(self: SweepDir, result: ecnlab.Result) -> Path:
+        writes.append(result.run_id)
+        if len(writes) > 3:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return real_write(self, result)
+
+    monkeypatch.setattr(SweepDir, "write_run", full_after_three)
+    out = tmp_path / "out"
+    path = write_sweep(tmp_path)
+    with pytest.raises(sweep_mod.DiskFullError) as caught:
+        sweep_mod.run_sweep(path, out, progress=False)
+    message = str(caught.value)
+    found = re.search(r"(\d+) runs failed and (\d+) were not started \((\d+) stored", message)
+    assert found, message
+    failed, not_started, stored = map(int, found.groups())
+    assert "No space left on device" in message and "run the same command again" in message
+    assert stored == 3 and failed >= 1 and failed + not_started == 5
+    assert len(writes) == 3 + failed  # the runs not started were not simulated
+    assert len(SweepDir(out).stored_runs()) == 3
+    assert len(list((out / "errors").iterdir())) == failed
+
+    monkeypatch.setattr(SweepDir, "write_run", real_write)
+    report = sweep_mod.run_sweep(path, out, progress=False)
+    assert (report.skipped, report.done, report.failed) == (3, 5, 0)
     assert list((out / "errors").iterdir()) == []
 
 

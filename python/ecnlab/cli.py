@@ -989,8 +989,10 @@ def reproduce(
             max_looks=looks,
             new_definition=new_definition,
         )
-    except (OSError, ValueError) as e:
+    except ValueError as e:
         _fail(str(e))
+    except OSError as e:  # writing the results failed (a full disk): not bad input
+        _fail(str(e), EXIT_FAILED)
     except KeyboardInterrupt:
         err_console.print(
             "[yellow]interrupted; the runs stored so far are kept, "

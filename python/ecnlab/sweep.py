@@ -44,6 +44,7 @@ from __future__ import annotations
 
 import concurrent.futures as cf
 import contextlib
+import errno
 import itertools
 import json
 import math
@@ -69,6 +70,7 @@ from ._scenario import _read_toml, scenario_json, set_path
 
 __all__ = [
     "Axis",
+    "DiskFullError",
     "Reference",
     "RunSpec",
     "Sweep",
@@ -92,6 +94,15 @@ _RESERVED = {"run_id", "seed", "reference", "status", "error"}
 
 class SweepError(ValueError):
     """A sweep file is malformed, or one of its scenarios is invalid."""
+
+
+class DiskFullError(OSError):
+    """A run could not be stored for want of disk space, so the sweep stopped starting runs
+    (:func:`run_sweeps`)."""
+
+
+# Errors of a run's storing after which the next runs could not be stored either.
+_DISK_FULL = frozenset({errno.ENOSPC, errno.EDQUOT})
 
 
 @dataclass(frozen=True)
@@ -508,7 +519,10 @@ def _write(sweep_dir: store.SweepDir, result: Result) -> tuple[str, Any]:
         out = sweep_dir.runs / result.run_id
         if out.is_dir() and not store.run_problems(out, run_id=result.run_id):
             return "stored", result.run_id
-        return "error", {"type": type(e).__name__, "message": str(e)}
+        error = {"type": type(e).__name__, "message": str(e)}
+        if isinstance(e, OSError) and e.errno is not None:
+            error["errno"] = e.errno
+        return "error", error
     return "stored", result.run_id
 
 
@@ -706,6 +720,9 @@ def run_sweeps(
 
     Raises:
         SweepError: as :func:`run_sweep`, or two sweeps name the same folder.
+        DiskFullError: a run could not be stored for want of disk space: the runs in flight
+            ended and no other started; the message says how many failed and how many were
+            not started (what is stored is kept; the same call again resumes).
         store.SweepLockedError: another sweep is running into one of the folders.
     """
     if backend not in BACKENDS:
@@ -858,6 +875,8 @@ def _execute(todo: list[_Todo], backend: _Backend, retries: int, display: _Displ
     pending: dict[cf.Future[tuple[str, Any]], int] = {}
     limit = backend.max_in_flight or len(todo)
     done = failed = 0
+    disk_full: _Todo | None = None  # the first run that could not be stored for want of space
+    not_started = 0
     ok = False
     try:
         while queue or pending:
@@ -890,10 +909,15 @@ def _execute(todo: list[_Todo], backend: _Backend, retries: int, display: _Displ
                     outcome = ("error", _error_of(exc, attempts[i] + 1))
                 else:
                     outcome = future.result()
-                if _store(todo[i], outcome):
+                error = _store(todo[i], outcome)
+                if error is None:
                     done += 1
                 else:
                     failed += 1
+                    if disk_full is None and error.get("errno") in _DISK_FULL:
+                        # Every later run would be simulated only to fail the same way.
+                        disk_full, not_started = todo[i], len(queue)
+                        queue.clear()
                 display.update(done, failed, len(queue) + len(pending))
             if broken:
                 # A dead worker breaks the whole local pool: the runs still in flight are
@@ -907,6 +931,13 @@ def _execute(todo: list[_Todo], backend: _Backend, retries: int, display: _Displ
         ok = True
     finally:
         backend.close(cancel=not ok)
+    if disk_full is not None:
+        raise DiskFullError(
+            f"{disk_full.sweep_dir.root}: a run could not be stored "
+            f"({disk_full.report.errors[disk_full.spec.run_id]}); {failed} runs failed and "
+            f"{not_started} were not started ({done} stored, kept); free space on that disk "
+            "and run the same command again"
+        )
 
 
 def _error_of(exc: BaseException, attempts: int) -> dict[str, Any]:
@@ -920,9 +951,9 @@ def _error_of(exc: BaseException, attempts: int) -> dict[str, Any]:
     }
 
 
-def _store(run: _Todo, outcome: tuple[str, Any]) -> bool:
-    """Count a finished run in its report (and store it, if the worker did not): True if it
-    is stored, False if it failed (its error recorded)."""
+def _store(run: _Todo, outcome: tuple[str, Any]) -> dict[str, Any] | None:
+    """Count a finished run in its report (and store it, if the worker did not): None if it
+    is stored, else its error (recorded)."""
     status, payload = outcome
     if status == "ok":  # returned by the worker: store it here
         status, payload = _write(run.sweep_dir, payload)
@@ -932,11 +963,13 @@ def _store(run: _Todo, outcome: tuple[str, Any]) -> bool:
         # Its tables were hashed as they were written, by the worker or by _write.
         with contextlib.suppress(OSError):
             _INTACT[out.absolute()] = _files_state(out)
-        return True
+        return None
     run.report.failed += 1
     run.report.errors[run.spec.run_id] = payload["message"]
-    run.sweep_dir.write_error(run.spec.record(), payload)
-    return False
+    # On a full disk the record may not fit either; the report still counts the failure.
+    with contextlib.suppress(OSError):
+        run.sweep_dir.write_error(run.spec.record(), payload)
+    return payload
 
 
 class _Display:
