@@ -430,7 +430,7 @@ def test_a_full_disk_stops_the_sweep_and_keeps_what_is_stored(
     with pytest.raises(sweep_mod.DiskFullError) as caught:
         sweep_mod.run_sweep(path, out, progress=False)
     message = str(caught.value)
-    found = re.search(r"(\d+) runs failed and (\d+) were not started \((\d+) stored", message)
+    found = re.search(r"(\d+) runs failed and (\d+) were not started \((\d+) stored by this call", message)
     assert found, message
     failed, not_started, stored = map(int, found.groups())
     assert "No space left on device" in message and "run the same command again" in message

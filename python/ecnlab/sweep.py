@@ -875,13 +875,13 @@ def _execute(todo: list[_Todo], backend: _Backend, retries: int, display: _Displ
     pending: dict[cf.Future[tuple[str, Any]], int] = {}
     limit = backend.max_in_flight or len(todo)
     done = failed = 0
-    disk_full: _Todo | None = None  # the first run that could not be stored for want of space
-    not_started = 0
+    # The first run that could not be stored for want of space: then no run starts.
+    disk_full: _Todo | None = None
     ok = False
     try:
-        while queue or pending:
+        while pending or (queue and disk_full is None):
             broken = False
-            while queue and len(pending) < limit:
+            while queue and len(pending) < limit and disk_full is None:
                 i = queue.pop()
                 try:
                     pending[backend.submit(todo[i].spec, todo[i].sweep_dir.root)] = i
@@ -916,8 +916,7 @@ def _execute(todo: list[_Todo], backend: _Backend, retries: int, display: _Displ
                     failed += 1
                     if disk_full is None and error.get("errno") in _DISK_FULL:
                         # Every later run would be simulated only to fail the same way.
-                        disk_full, not_started = todo[i], len(queue)
-                        queue.clear()
+                        disk_full = todo[i]
                 display.update(done, failed, len(queue) + len(pending))
             if broken:
                 # A dead worker breaks the whole local pool: the runs still in flight are
@@ -935,8 +934,8 @@ def _execute(todo: list[_Todo], backend: _Backend, retries: int, display: _Displ
         raise DiskFullError(
             f"{disk_full.sweep_dir.root}: a run could not be stored "
             f"({disk_full.report.errors[disk_full.spec.run_id]}); {failed} runs failed and "
-            f"{not_started} were not started ({done} stored, kept); free space on that disk "
-            "and run the same command again"
+            f"{len(queue)} were not started ({done} stored by this call, kept); free space on "
+            "that disk and run the same command again"
         )
 
 
