@@ -408,6 +408,8 @@ def reproduce(
     Raises:
         SweepError: ``mode`` is unknown, ``max_looks`` is below 1, a part is invalid (nothing
             has run), or ``out`` holds another reproduction's parts.
+        ecnlab.sweep.DiskFullError: a run could not be stored for want of disk space; the look
+            stopped without deciding (the stored runs are kept; the same call resumes).
     """
     if mode not in MODES:
         raise SweepError(f"mode {mode!r} is not one of {', '.join(MODES)}")
