@@ -5,10 +5,13 @@
 //! arrival of a flow's delay line, a delayed ACK) and a few far ahead (retransmission timers).
 //! The near ones go into a ring of buckets of `width` nanoseconds covering `BUCKETS * width`
 //! ahead, found through a bitmap: push walks one short list, pop takes the head of the first non-empty bucket
-//! (a sorted linked list through one table of nodes, which holds a handful of events). Events beyond the ring wait in a 4-ary min-heap and move into
-//! the ring as time reaches them. Unlike a heap, the cost per event does not grow with the
-//! number of pending events (one per flow's delay line and timer), so it does not grow with
-//! the number of flows. `benches/src/bin/event_queue.rs` measures it against
+//! (a sorted linked list through one table of nodes, which holds a handful of events). Events
+//! beyond the ring wait, unsorted, in a second ring of epochs (an epoch is the first ring's
+//! whole span), and move into the first ring when it reaches their epoch; the few beyond that
+//! (64 epochs) wait in a 4-ary min-heap. Unlike a heap, the cost per event does not grow with
+//! the number of pending events (one per flow's delay line and timer), so it does not grow with
+//! the number of flows, nor with the retransmission timers of connections that pile up in an
+//! overloaded network. `benches/src/bin/event_queue.rs` measures it against
 //! `std::collections::BinaryHeap` and the 4-ary heap alone (figures in docs/benchmarks.md).
 //! The sequence number makes the order total, so events at the same nanosecond run in the
 //! order they were scheduled.
@@ -135,6 +138,12 @@ impl<T: Copy> Heap4<T> {
 /// touched only where events fall.
 const BUCKETS: usize = 1 << 17;
 const WORDS: usize = BUCKETS / 64;
+/// log2 of the buckets in an epoch: an epoch is the ring's whole span.
+const EPOCH_SHIFT: u32 = BUCKETS.trailing_zeros();
+/// Epochs in the far ring (one bit each in `far_occupied`): with 8.2 us buckets, about 68 s
+/// ahead, past the longest retransmission timeout of the `seed-2005` and `rfc6298` TCP
+/// profiles (60 s).
+const EPOCHS: usize = 64;
 /// End of a bucket's list, and of the free list.
 const NIL: u32 = u32::MAX;
 
@@ -177,6 +186,17 @@ pub struct EventQueue<T> {
     /// buckets `cur .. cur + BUCKETS`, slot = bucket % BUCKETS.
     cur: u64,
     in_ring: usize,
+    /// Events beyond the ring's reach, unsorted, by epoch (`bucket >> EPOCH_SHIFT`): those of
+    /// epoch `e` in `far[e % EPOCHS]`, for the `EPOCHS - 1` epochs after the ring's current one.
+    /// An epoch's events move into the ring together when the ring reaches it, each then
+    /// sorted into its bucket. (In a heap, the pop of each cost a walk down through as many
+    /// levels as the log of the timers pending: 10 at 400,000, which connections piling up in
+    /// an overloaded network reach.) Each keeps its capacity once drained.
+    far: Vec<Vec<Entry<T>>>,
+    /// Bit `e % EPOCHS` is set when `far[e % EPOCHS]` holds events.
+    far_occupied: u64,
+    in_far: usize,
+    /// Events beyond the far ring.
     overflow: Heap4<T>,
     seq: u64,
     /// The absolute bucket of the earliest entry (the head of its list), once found by
@@ -208,6 +228,9 @@ impl<T: Copy> EventQueue<T> {
             occupied: vec![0; WORDS].into_boxed_slice().try_into().expect("WORDS words"),
             cur: 0,
             in_ring: 0,
+            far: (0..EPOCHS).map(|_| Vec::new()).collect(),
+            far_occupied: 0,
+            in_far: 0,
             overflow: Heap4::new(),
             seq: 0,
             found: None,
@@ -215,7 +238,7 @@ impl<T: Copy> EventQueue<T> {
     }
 
     pub fn len(&self) -> usize {
-        self.in_ring + self.overflow.len()
+        self.in_ring + self.in_far + self.overflow.len()
     }
 
     pub fn is_empty(&self) -> bool {
@@ -232,7 +255,22 @@ impl<T: Copy> EventQueue<T> {
         if bucket < self.cur + BUCKETS as u64 {
             self.insert(bucket, time, seq, payload);
         } else {
-            self.overflow.push_entry(Entry { key: (time as u128) << 64 | seq as u128, payload });
+            self.push_far(bucket, Entry { key: (time as u128) << 64 | seq as u128, payload });
+        }
+    }
+
+    /// Keeps an entry beyond the ring's reach: in the far ring if its epoch is within it, else
+    /// in the overflow heap.
+    #[inline(never)]
+    fn push_far(&mut self, bucket: u64, e: Entry<T>) {
+        let epoch = bucket >> EPOCH_SHIFT;
+        if epoch < (self.cur >> EPOCH_SHIFT) + EPOCHS as u64 {
+            let slot = epoch as usize % EPOCHS;
+            self.far[slot].push(e);
+            self.far_occupied |= 1 << slot;
+            self.in_far += 1;
+        } else {
+            self.overflow.push_entry(e);
         }
     }
 
@@ -268,17 +306,62 @@ impl<T: Copy> EventQueue<T> {
         }
     }
 
-    /// Moves overflow entries that the ring now covers into it.
-    fn migrate(&mut self) {
-        let end = self.cur + BUCKETS as u64;
+    /// Moves the ring's start to `bucket`, before which nothing is pending, and brings in what
+    /// it now covers of the events kept beyond it.
+    #[inline(always)]
+    fn move_to(&mut self, bucket: u64) {
+        debug_assert!(bucket >= self.cur);
+        let old = self.cur;
+        self.cur = bucket;
+        if self.in_far != 0 || !self.overflow.is_empty() {
+            self.bring_in(old);
+        }
+    }
+
+    /// After the ring's start moved from bucket `old`: moves the far ring's epoch that the
+    /// start is now in into the ring, and overflow entries into the ring or the far ring.
+    #[inline(never)]
+    fn bring_in(&mut self, old: u64) {
+        let (old_epoch, epoch) = (old >> EPOCH_SHIFT, self.cur >> EPOCH_SHIFT);
+        if epoch > old_epoch && self.far_occupied != 0 {
+            // The far ring holds epochs after the old one; none before `epoch` can hold
+            // events, as none is pending before the ring's start.
+            let slot = epoch as usize % EPOCHS;
+            if epoch - old_epoch < EPOCHS as u64 && self.far_occupied & (1 << slot) != 0 {
+                let mut entries = std::mem::take(&mut self.far[slot]);
+                self.far_occupied &= !(1 << slot);
+                self.in_far -= entries.len();
+                for e in entries.drain(..) {
+                    let time = (e.key >> 64) as SimTime;
+                    self.insert(time >> self.shift, time, e.key as u64, e.payload);
+                }
+                self.far[slot] = entries;
+            }
+        }
+        let (end, far_end) = (self.cur + BUCKETS as u64, epoch + EPOCHS as u64);
         while let Some(key) = self.overflow.peek_key() {
             let bucket = ((key >> 64) as u64) >> self.shift;
-            if bucket >= end {
+            if bucket >= end && bucket >> EPOCH_SHIFT >= far_end {
                 break;
             }
             let e = self.overflow.pop_entry().expect("peeked");
-            self.insert(bucket.max(self.cur), (e.key >> 64) as SimTime, e.key as u64, e.payload);
+            if bucket < end {
+                self.insert(bucket, (e.key >> 64) as SimTime, e.key as u64, e.payload);
+            } else {
+                self.push_far(bucket, e);
+            }
         }
+    }
+
+    /// The first bucket of the earliest epoch the far ring holds.
+    fn far_start(&self) -> Option<u64> {
+        if self.far_occupied == 0 {
+            return None;
+        }
+        // Its epochs follow the current one, in ring order from the next epoch's slot.
+        let next = ((self.cur >> EPOCH_SHIFT) + 1) as u32 % EPOCHS as u32;
+        let ahead = self.far_occupied.rotate_right(next).trailing_zeros() as u64;
+        Some(((self.cur >> EPOCH_SHIFT) + 1 + ahead) << EPOCH_SHIFT)
     }
 
     /// The first occupied ring slot at or after `cur`, as an absolute bucket number.
@@ -320,25 +403,25 @@ impl<T: Copy> EventQueue<T> {
     /// Finds the bucket of the earliest entry (and keeps it in `found`); `None` if the queue
     /// is empty.
     fn find(&mut self) -> Option<u64> {
-        let ring = self.first_occupied();
-        let over = self.overflow.peek_key().map(|k| ((k >> 64) as u64) >> self.shift);
-        let bucket = match (ring, over) {
-            (Some(r), Some(o)) if o <= r => {
-                // Far events have come within reach: bring them in first.
-                self.cur = o.max(self.cur);
-                self.migrate();
-                self.first_occupied().expect("migrated")
+        loop {
+            let ring = self.first_occupied();
+            // The earliest bucket an event kept beyond the ring can be in.
+            let over = self.overflow.peek_key().map(|k| ((k >> 64) as u64) >> self.shift);
+            let beyond = match (self.far_start(), over) {
+                (Some(f), Some(o)) => Some(f.min(o)),
+                (f, o) => f.or(o),
+            };
+            match (ring, beyond) {
+                // Events kept beyond the ring may come first: bring them in, then look again.
+                (Some(r), Some(b)) if b <= r => self.move_to(b.max(self.cur)),
+                (None, Some(b)) => self.move_to(b.max(self.cur)),
+                (Some(r), _) => {
+                    self.found = Some(r);
+                    return Some(r);
+                }
+                (None, None) => return None,
             }
-            (Some(r), _) => r,
-            (None, Some(o)) => {
-                self.cur = o;
-                self.migrate();
-                o
-            }
-            (None, None) => return None,
-        };
-        self.found = Some(bucket);
-        Some(bucket)
+        }
     }
 
     #[inline(always)]
@@ -370,8 +453,7 @@ impl<T: Copy> EventQueue<T> {
         self.in_ring -= 1;
         let bucket = node.time >> self.shift;
         if bucket > self.cur {
-            self.cur = bucket;
-            self.migrate();
+            self.move_to(bucket);
         }
         Some((node.time, node.payload))
     }
@@ -414,7 +496,8 @@ mod tests {
 
     #[test]
     fn matches_a_sorted_reference_under_random_load() {
-        // Narrow buckets and wide spreads exercise the ring's wrap-around and the overflow.
+        // Narrow buckets and wide spreads exercise the ring's wrap-around, the far ring and the
+        // overflow.
         for width in [1, 64, 1 << 14] {
             check_against_reference(EventQueue::with_bucket_width(width), width);
         }
@@ -427,11 +510,13 @@ mod tests {
         let mut now = 0u64;
         for _ in 0..20_000 {
             if rng.uniform() < 0.55 {
-                let t = now + match rng.below(4) {
+                // Within the ring, within the far ring (64 epochs of one ring span), beyond.
+                let t = now + match rng.below(5) {
                     0 => 0,
                     1 => rng.below(1000),
                     2 => rng.below(BUCKETS as u64 * width),
-                    _ => rng.below(8 * BUCKETS as u64 * width),
+                    3 => rng.below(8 * BUCKETS as u64 * width),
+                    _ => rng.below(100 * BUCKETS as u64 * width),
                 };
                 q.push(t, id);
                 reference.push((t, id));
