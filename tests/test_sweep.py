@@ -5,7 +5,6 @@ from __future__ import annotations
 import concurrent.futures as cf
 import errno
 import json
-import multiprocessing
 import os
 import re
 import shutil
@@ -589,48 +588,6 @@ def test_a_worker_stores_its_run_as_the_parent_would(
     bad = {**scenario, "duration_s": -1.0}
     status, error = sweep_mod.simulate_and_store(bad, seed, None, str(folder))
     assert status == "error" and "duration_s" in error["message"] and "Traceback" in error["traceback"]
-
-
-def _refaults(size: int) -> int:
-    """Minor page faults of filling a block of ``size`` bytes after one as large was freed."""
-    import mmap
-    import resource
-
-    def filled() -> bytearray:
-        block = bytearray(size)
-        block[:: mmap.PAGESIZE] = b"\x01" * len(range(0, size, mmap.PAGESIZE))
-        return block
-
-    first = filled()
-    del first
-    before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
-    filled()
-    return resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before
-
-
-def _glibc() -> bool:
-    try:
-        return os.confstr("CS_GNU_LIBC_VERSION").startswith("glibc")  # type: ignore[union-attr]
-    except (AttributeError, ValueError, OSError):
-        return False
-
-
-@pytest.mark.skipif(not _glibc(), reason="the workers' malloc set-up is glibc's")
-def test_local_workers_reuse_the_memory_a_run_freed() -> None:
-    import mmap
-
-    size = 64 << 20
-    pages = size // mmap.PAGESIZE
-    backend = sweep_mod._LocalBackend(1)
-    try:
-        in_worker = backend._pool.submit(_refaults, size).result(timeout=120)
-    finally:
-        backend.close()
-    # A plain spawned process maps the block afresh and faults every page in again.
-    with cf.ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn")) as plain:
-        default = plain.submit(_refaults, size).result(timeout=120)
-    assert default >= pages
-    assert in_worker < pages // 100
 
 
 def test_local_and_dask_give_identical_results(tiny_out: Path, tmp_path: Path) -> None:

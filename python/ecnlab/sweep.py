@@ -49,7 +49,6 @@ import itertools
 import json
 import math
 import multiprocessing
-import os
 import sys
 import time
 import traceback
@@ -563,11 +562,7 @@ class _LocalBackend(_Backend):
         self._pool = self._new_pool()
 
     def _new_pool(self) -> cf.ProcessPoolExecutor:
-        return cf.ProcessPoolExecutor(
-            self.jobs,
-            mp_context=multiprocessing.get_context("spawn"),
-            initializer=_keep_freed_memory,
-        )
+        return cf.ProcessPoolExecutor(self.jobs, mp_context=multiprocessing.get_context("spawn"))
 
     def submit(self, spec: RunSpec, sweep_dir: Path) -> cf.Future[tuple[str, Any]]:
         return self._pool.submit(
@@ -590,34 +585,6 @@ class _LocalBackend(_Backend):
                 p.kill()
         else:
             self._pool.shutdown(wait=True)
-
-
-# glibc's mallopt parameters (malloc.h).
-_M_TRIM_THRESHOLD = -1
-_M_MMAP_MAX = -4
-
-
-def _keep_freed_memory() -> None:
-    """Set up a local worker's C library to keep the memory a run frees for the next run.
-
-    By default glibc's malloc gives every block of more than 32 MiB a mapping of its own, and
-    returns freed memory at the top of the heap to the system, so each run of a worker faults
-    its memory in afresh: 330,000-500,000 page faults and 1.2-2.1 s of system time for a 900 s
-    web run of ``ecn-plus`` (docs/benchmarks.md). Here every block comes from the heap and the heap is
-    never trimmed: a worker keeps the memory of its largest run so far, and later runs reuse
-    those pages. Only in the local pool's own processes (Dask's workers manage their memory
-    themselves), and only with glibc; results do not depend on it.
-    """
-    try:
-        if not os.confstr("CS_GNU_LIBC_VERSION").startswith("glibc"):
-            return
-    except (AttributeError, ValueError, OSError):
-        return  # not glibc
-    import ctypes
-
-    libc = ctypes.CDLL(None)
-    libc.mallopt(_M_MMAP_MAX, 0)
-    libc.mallopt(_M_TRIM_THRESHOLD, -1)  # -1: never trim (mallopt(3))
 
 
 class _DaskBackend(_Backend):
