@@ -332,8 +332,7 @@ impl<T: Copy> EventQueue<T> {
                 self.far_occupied &= !(1 << slot);
                 self.in_far -= entries.len();
                 for e in entries.drain(..) {
-                    let time = (e.key >> 64) as SimTime;
-                    self.insert(time >> self.shift, time, e.key as u64, e.payload);
+                    self.insert_entry(e);
                 }
                 self.far[slot] = entries;
             }
@@ -346,11 +345,17 @@ impl<T: Copy> EventQueue<T> {
             }
             let e = self.overflow.pop_entry().expect("peeked");
             if bucket < end {
-                self.insert(bucket, (e.key >> 64) as SimTime, e.key as u64, e.payload);
+                self.insert_entry(e);
             } else {
                 self.push_far(bucket, e);
             }
         }
+    }
+
+    /// Puts an entry kept beyond the ring into its bucket, which the ring now covers.
+    fn insert_entry(&mut self, e: Entry<T>) {
+        let time = (e.key >> 64) as SimTime;
+        self.insert(time >> self.shift, time, e.key as u64, e.payload);
     }
 
     /// The first bucket of the earliest epoch the far ring holds.
