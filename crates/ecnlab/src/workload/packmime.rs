@@ -256,6 +256,11 @@ fn weighted_sum(w: &[f64], h: &[f64]) -> f64 {
     m
 }
 
+/// Where x_i of an AR length `n` goes in [`Fsd`]'s doubled ring (and again `n` after it).
+fn newest_first(n: usize, i: usize) -> usize {
+    n - 1 - i % n
+}
+
 /// A long-range dependent Gaussian series of unit variance: FARIMA(0, d, 0) by Hosking's
 /// method with AR length N, plus an MA(1) term, scaled to a `1 - r` share of the variance,
 /// plus white noise of share r (spec 2.3, "FSD").
@@ -267,8 +272,6 @@ pub(crate) struct Fsd {
     /// that x_{t-1}, x_{t-2}, ..., x_{t-N+1} lie in order in one run of the buffer, which the
     /// weighted sum reads as a slice.
     x: Vec<f64>,
-    /// N, the AR length.
-    n: usize,
     t: usize,
     sigma_eps: f64,
     sigma_noise: f64,
@@ -284,7 +287,6 @@ impl Fsd {
             phi: vec![0.0; n],
             v: v0,
             x: vec![0.0; 2 * n],
-            n,
             t: 0,
             sigma_eps: ((1.0 - noise_share) / (v0 * (2.0 + 2.0 * d / (1.0 - d)))).sqrt(),
             sigma_noise: noise_share.sqrt(),
@@ -299,7 +301,7 @@ impl Fsd {
 
     /// The next FARIMA value x_t (Durbin-Levinson recursion while t < N, then fixed weights).
     fn next_x(&mut self) -> f64 {
-        let n = self.n;
+        let n = self.phi.len();
         let t = self.t;
         if t > 0 && t < n {
             let ptt = self.d / (t as f64 - self.d);
@@ -316,9 +318,9 @@ impl Fsd {
             self.v *= 1.0 - ptt * ptt;
         }
         let k = t.min(n - 1);
-        let m = weighted_sum(&self.phi[1..=k], &self.x[n - t % n..n - t % n + k]);
+        let at = newest_first(n, t);
+        let m = weighted_sum(&self.phi[1..=k], &self.x[at + 1..at + 1 + k]);
         let xt = m + self.v.sqrt() * normal(&mut self.rng);
-        let at = n - 1 - t % n;
         self.x[at] = xt;
         self.x[at + n] = xt;
         self.t += 1;
@@ -327,7 +329,7 @@ impl Fsd {
 
     /// The next value of the series (unit variance).
     pub(crate) fn next(&mut self) -> f64 {
-        let prev = self.x[self.n - 1 - (self.t - 1) % self.n];
+        let prev = self.x[newest_first(self.phi.len(), self.t - 1)];
         let xt = self.next_x();
         (xt + prev) * self.sigma_eps + normal(&mut self.rng) * self.sigma_noise
     }
