@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import copy
 import math
+import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -402,6 +403,25 @@ def test_a_missing_run_is_reported_not_hidden(paper_frames: dict) -> None:
     rec = CLAIMS["fig5-dcn-near-uncongested"].evaluate(frames)
     assert all("2" in t["not_finite"] for t in rec["tests"])
     assert rec["n_seeds"] == 4
+
+
+def test_mean_curve_averages_the_seeds_defined_at_each_point() -> None:
+    nan = float("nan")
+    d = pd.DataFrame(
+        {
+            "scheme": ["DCN", "DCN", "PI"],
+            "load": [90, 90, 90],
+            "cdf": [[0.2, 0.6, nan], [0.4, nan, nan], [1.0, 1.0, 1.0]],
+        }
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        y = dcn.mean_curve(d, "DCN", 90, "cdf")
+    assert y is not None
+    assert y[0] == pytest.approx(0.3)
+    assert y[1] == pytest.approx(0.6)
+    assert math.isnan(y[2])
+    assert dcn.mean_curve(d, "DCN", 98, "cdf") is None
 
 
 def test_the_analysis_draws_every_figure_and_table(paper_frames: dict) -> None:

@@ -1356,11 +1356,18 @@ _LOAD_COLOR = {90: "tab:blue", 98: "tab:orange", 105: "tab:red"}
 
 
 def mean_curve(d: pd.DataFrame, scheme: str, load: int, column: str) -> np.ndarray | None:
-    """The mean over seeds of the runs' ``column`` arrays (None without runs)."""
+    """The mean over seeds of the runs' ``column`` arrays (None without runs).
+
+    A point is the mean of the seeds whose value there is defined; it is NaN where no seed's is
+    (a Kaplan-Meier curve past every run's last observation), without numpy's empty-slice warning.
+    """
     g = d[(d["scheme"] == scheme) & (d["load"] == load)]
     if g.empty:
         return None
-    return np.nanmean(np.vstack([np.asarray(v, dtype=float) for v in g[column]]), axis=0)
+    curves = np.vstack([np.asarray(v, dtype=float) for v in g[column]])
+    defined = np.isfinite(curves).sum(axis=0)
+    total = np.nansum(curves, axis=0)
+    return np.where(defined > 0, total / np.maximum(defined, 1), np.nan)
 
 
 def _cdf_figure(
