@@ -5,9 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
-
 import ecnlab
+import pytest
 from ecnlab.cli import summary_table
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "parking-lot.toml"

@@ -27,10 +27,10 @@ from typing import TYPE_CHECKING, Any
 from ._core import __version__
 
 if TYPE_CHECKING:
+    from ._load import resolve_load
     from ._result import TABLES, Result
     from ._run import run
     from ._scenario import load_scenario
-    from ._load import resolve_load
     from .calibration import calibrate, calibrate_directions
     from .store import open_results, read_run, write_run
     from .sweep import load_sweep, run_sweep

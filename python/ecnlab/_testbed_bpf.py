@@ -103,7 +103,7 @@ def build(program: Mapping[str, Any], build_dir: Path) -> Path:
         raise BpfError(f"building BPF congestion controls needs {', '.join(missing)} "
                        f"(Debian: {INSTALL})")
     name = program["name"]
-    if not re.fullmatch(r"[a-z0-9_]{1,%d}" % NAME_MAX, name):
+    if not re.fullmatch(rf"[a-z0-9_]{{1,{NAME_MAX}}}", name):
         raise BpfError(f"{name!r}: a congestion control's name has 1 to {NAME_MAX} "
                        "characters [a-z0-9_]")
     header = build_dir / "vmlinux.h"

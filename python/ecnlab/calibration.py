@@ -65,7 +65,6 @@ from ._load import (
 from ._run import run
 from ._scenario import load_scenario
 
-
 __all__ = [
     "KNOBS",
     "Calibration",

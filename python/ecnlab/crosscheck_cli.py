@@ -16,9 +16,8 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from ._cli_common import command_group, err_console, out_console
+from ._cli_common import command_group, err_console, out_console, reported
 from ._cli_common import fail as _fail
-from ._cli_common import reported
 
 __all__ = ["comparison_table", "crosscheck_app"]
 

@@ -189,7 +189,7 @@ def _resolve(case: Case, check: Check) -> Check:
             f"{key} has no measured spread: run {data['command']} {case.name} and add it to "
             f"{SPREAD_FILE.name}"
         )
-    mean_ns2, sd_ns2, mean_ecnlab, sd_ecnlab = data["spread"][key]
+    _, sd_ns2, _, sd_ecnlab = data["spread"][key]
     measured_at = data.get("measured_at_by_case", {}).get(case.name, data["measured_at"])
     n = len(case.seeds)
     sd_diff = math.sqrt((sd_ns2**2 + sd_ecnlab**2) / n)

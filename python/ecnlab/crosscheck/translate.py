@@ -214,14 +214,18 @@ def _check_tcp(params: Mapping[str, Any], path: str) -> None:
         (
             "timeout_ssthresh",
             "half_flight_size",
-            "ns-2.35's FullTcp halves cwnd at every timeout (tcp-full.cc, timeout_action; "
-            "tcp.cc, slowdown): not translated",
+            (
+                "ns-2.35's FullTcp halves cwnd at every timeout (tcp-full.cc, timeout_action; "
+                "tcp.cc, slowdown): not translated"
+            ),
         ),
         (
             "hystart",
             "off",
-            "ns-2.35's FullTcp has no HyStart or HyStart++ (slow start ends only at a loss or "
-            "an ECN echo)",
+            (
+                "ns-2.35's FullTcp has no HyStart or HyStart++ (slow start ends only at a loss or "
+                "an ECN echo)"
+            ),
         ),
         ("rto_estimator", "rfc6298", "FullTcp computes its RTO its own way (tcp.cc, rtt_update)"),
         ("delayed_ack_policy", "rfc5681", "FullTcp's delayed ACK is a fixed interval_ timer"),
@@ -790,8 +794,10 @@ _TCP_DEFAULTS: tuple[tuple[str, str, str, str], ...] = (
         "Agent/TCP",
         "slow_start_restart_",
         "false",
-        "ns-2.35: true (FullTcp restarts from windowInit_ after an idle period longer than "
-        "srtt + 4 rttvar); ecnlab has no restart after idle",
+        (
+            "ns-2.35: true (FullTcp restarts from windowInit_ after an idle period longer than "
+            "srtt + 4 rttvar); ecnlab has no restart after idle"
+        ),
     ),
     ("Agent/TCP", "restart_bugfix_", "true", ""),
     ("Agent/TCP", "precisionReduce_", "true", ""),
