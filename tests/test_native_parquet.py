@@ -19,7 +19,7 @@ from conftest import SMALL, invoke, table_values
 from ecnlab import _core
 from ecnlab._result import tables_from_native
 from ecnlab.cli import median_response_time
-from ecnlab.store import read_run, verify, write_run
+from ecnlab.store import read_run, verify, write_parquet_table, write_run
 
 
 def _scenarios() -> dict[str, dict[str, Any]]:
@@ -76,6 +76,46 @@ def test_files_read_back_as_pyarrows(native_run: ecnlab.Result, tmp_path: Path) 
     # The three scenarios together exercise every column type and an empty table.
     if native_run.scenario["name"] == "test-small":
         assert {"double", "int64", "uint64", "bool", "string", "empty"} <= kinds
+
+
+def _layout(path: Path) -> dict[str, tuple[str, str, tuple[str, ...]]]:
+    """Per column: its Arrow type, the codec of its pages and its encodings."""
+    meta = pq.ParquetFile(path).metadata
+    schema = pq.read_schema(path)
+    if meta.num_row_groups == 0:
+        return {}
+    group = meta.row_group(0)
+    out = {}
+    for i in range(group.num_columns):
+        col = group.column(i)
+        out[col.path_in_schema] = (
+            str(schema.field(col.path_in_schema).type),
+            col.compression,
+            tuple(sorted(col.encodings)),
+        )
+    return out
+
+
+def test_tables_have_zstd_pages_and_split_doubles_from_either_writer(
+    native_run: ecnlab.Result, tmp_path: Path
+) -> None:
+    """The core's files and ``store.write_parquet_table``'s (tables made in Python) are laid
+    out alike: Zstandard pages, doubles BYTE_STREAM_SPLIT, dictionaries only for strings."""
+    native = native_run.native_tables()
+    assert native is not None
+    for name, columns in native.items():
+        ours, theirs = tmp_path / f"{name}.native.parquet", tmp_path / f"{name}.arrow.parquet"
+        _core.write_parquet(str(ours), dict(columns))
+        write_parquet_table(tables_from_native({name: columns})[name], theirs)
+        layout = _layout(ours)
+        assert layout == _layout(theirs), name
+        has_values = pq.ParquetFile(ours).metadata.num_rows > 0
+        for col, (arrow_type, codec, encodings) in layout.items():
+            assert codec == "ZSTD", (name, col)
+            if has_values:  # an empty column lists no data encoding
+                assert ("BYTE_STREAM_SPLIT" in encodings) == (arrow_type == "double"), (name, col)
+                dictionary = "RLE_DICTIONARY" in encodings or "PLAIN_DICTIONARY" in encodings
+                assert dictionary == (arrow_type == "string"), (name, col, encodings)
 
 
 def _bits(x: float) -> bytes:

@@ -206,12 +206,11 @@ def crosscheck_ns2(
 def _write(check_: Crosscheck, out: Path, ns2_folder: Path) -> None:
     import pyarrow as pa
     import pyarrow.csv as pcsv
-    import pyarrow.parquet as pq
 
-    from ..store import write_run
+    from ..store import write_parquet_table, write_run
 
     for name, table in check_.ns2.items():
-        pq.write_table(table, ns2_folder / f"{name}.parquet")
+        write_parquet_table(table, ns2_folder / f"{name}.parquet")
     write_run(check_.ecnlab, out / "ecnlab")
     records = check_.comparison.to_records()
     pcsv.write_csv(pa.Table.from_pylist(records), out / "comparison.csv")
