@@ -19,7 +19,7 @@
 //! as eight streams, so that the similar sign-and-exponent bytes of times, rates and sizes
 //! compress together): a web run's tables take 44% fewer bytes than Snappy over plain pages,
 //! for about a quarter more time to write (docs/benchmarks.md, "Smaller tables"). The oldest
-//! readers the package accepts (pyarrow 14, DuckDB 1.0) read them. The writer does no I/O of
+//! readers the package accepts (pyarrow 14, DuckDB 1.2) read them. The writer does no I/O of
 //! its own beyond `out`: the caller opens, syncs and digests the file.
 
 use std::io::{self, Write};
