@@ -382,6 +382,29 @@ def _conv_runs(rows: list[tuple[float, float | None]]) -> pd.DataFrame:
     )
 
 
+def test_samples_by_run_gives_each_runs_samples_in_time_and_flow_order() -> None:
+    """Read in batches smaller than a run (DuckDB 2's batch reader or 1.x's), regrouped by
+    run, ordered within each, and only the seeds asked for."""
+    con = duckdb.connect()
+    con.register("runs", pd.DataFrame({"run_id": ["a", "b", "c"], "seed": [1, 2, 3]}))
+    rows = [
+        (rid, t, flow, int(1000 * t) + flow)
+        for t in (3.0, 1.0, 2.0, 0.5)
+        for rid in ("c", "b", "a")
+        for flow in (1, 0)
+    ]
+    con.register(
+        "flow_samples",
+        pd.DataFrame(rows, columns=["run_id", "t_s", "flow", "delivered_bytes"]),
+    )
+    got = dict(abe._samples_by_run(con, 2, batch_rows=3))
+    assert sorted(got) == ["a", "b"]
+    for frame in got.values():
+        assert list(frame.columns) == ["t_s", "flow", "delivered_bytes"]
+        expected = [(t, f, int(1000 * t) + f) for t in (0.5, 1.0, 2.0, 3.0) for f in (0, 1)]
+        assert list(frame.itertuples(index=False, name=None)) == expected
+
+
 def test_convergence_pairs_bound_rho_and_never_guess_a_censored_order() -> None:
     runs = _conv_runs(
         [
