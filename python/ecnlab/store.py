@@ -60,6 +60,7 @@ __all__ = [
     "read_table",
     "run_problems",
     "verify",
+    "write_parquet_table",
     "write_run",
 ]
 
