@@ -14,7 +14,6 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import json
-import os
 import statistics
 import tempfile
 import time
@@ -23,6 +22,7 @@ from types import ModuleType
 from typing import Any
 
 import ecnlab
+from ecnlab.store import _fsync_file
 
 
 def load(path: str, name: str) -> ModuleType:
@@ -40,9 +40,7 @@ def write_all(core: ModuleType, native: dict[str, Any], folder: Path) -> dict[st
     for name, columns in native.items():
         path = folder / f"{name}.parquet"
         core.write_parquet(str(path), dict(columns))
-        fd = os.open(path, os.O_RDONLY)
-        os.fsync(fd)
-        os.close(fd)
+        _fsync_file(path)
         sizes[name] = path.stat().st_size
     return sizes
 

@@ -1365,7 +1365,7 @@ def mean_curve(d: pd.DataFrame, scheme: str, load: int, column: str) -> np.ndarr
     if g.empty:
         return None
     curves = np.vstack([np.asarray(v, dtype=float) for v in g[column]])
-    defined = np.isfinite(curves).sum(axis=0)
+    defined = (~np.isnan(curves)).sum(axis=0)
     total = np.nansum(curves, axis=0)
     return np.where(defined > 0, total / np.maximum(defined, 1), np.nan)
 
